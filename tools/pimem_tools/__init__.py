@@ -1,0 +1,1 @@
+"""pimem_tools: the fixture generator and the benchmark."""
