@@ -1,0 +1,114 @@
+"""A protocol session over a connector: handshake, sequence numbers, response checks.
+
+Everything above this module talks in commands (`adapter.send("tool", ...)`); everything below
+is the transport. Framing faults (a wrong `seq`, an `errored` answer, a failed handshake, and
+with `validate` any response outside its schema) surface as AdapterError, so the runner can
+record the case as `error`, restart the adapter and go on.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from pimem_conformance._connector import AdapterError, Connector
+from pimem_conformance._schemas import SchemaSet, protocol_schema_id
+
+__all__ = ["PROTOCOL_VERSION", "Adapter", "Implementation"]
+
+PROTOCOL_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """What an adapter declared in its `start` response."""
+
+    name: str
+    version: str
+    language: str
+    homepage: str | None
+    profiles: tuple[str, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        described: dict[str, Any] = {"name": self.name, "version": self.version, "language": self.language}
+        if self.homepage is not None:
+            described["homepage"] = self.homepage
+        return described
+
+
+class Adapter:
+    """One implementation under test, reached through `connector`.
+
+    `validate` checks every response (and, as a self-check, every request) against the
+    protocol schemas in `schemas`.
+    """
+
+    def __init__(self, connector: Connector, schemas: SchemaSet, *, validate: bool = False) -> None:
+        self.connector = connector
+        self._schemas = schemas
+        self._validate = validate
+        self._seq = itertools.count(1)
+        self.implementation: Implementation | None = None
+
+    def start(self) -> Implementation:
+        response = self._exchange("start", {"protocol": PROTOCOL_VERSION}, validate=False)
+        if response.get("protocol") != PROTOCOL_VERSION:
+            raise AdapterError(
+                f"the adapter speaks protocol {response.get('protocol')!r}, "
+                f"this runner speaks {PROTOCOL_VERSION}"
+            )
+        # The handshake is always validated: nothing else works without its fields.
+        problems = self._schemas.errors(protocol_schema_id("start", "response"), response)
+        if problems:
+            raise AdapterError("invalid start response: " + "; ".join(problems))
+        described = response["implementation"]
+        self.implementation = Implementation(
+            name=described["name"],
+            version=described["version"],
+            language=described["language"],
+            homepage=described.get("homepage"),
+            profiles=tuple(response["profiles"]),
+        )
+        return self.implementation
+
+    def restart(self) -> Implementation:
+        self.connector.close()
+        return self.start()
+
+    def send(self, cmd: str, **fields: Any) -> dict[str, Any]:
+        """Send one request; return its response without `seq`."""
+        response = self._exchange(cmd, fields, validate=self._validate)
+        return {key: value for key, value in response.items() if key != "seq"}
+
+    def _exchange(self, cmd: str, fields: dict[str, Any], *, validate: bool) -> dict[str, Any]:
+        seq = next(self._seq)
+        message = {"seq": seq, "cmd": cmd, **fields}
+        if validate:
+            problems = self._schemas.errors(protocol_schema_id(cmd, "request"), message)
+            if problems:
+                raise ValueError(f"the runner built an invalid {cmd} request: " + "; ".join(problems))
+        response = self.connector.request(message)
+        if response.get("seq") != seq:
+            raise AdapterError(f"response to {cmd!r} carries seq {response.get('seq')!r}, expected {seq!r}")
+        if response.get("errored") is True:
+            context = response.get("context")
+            detail = context if isinstance(context, dict) else {}
+            raise AdapterError(
+                f"the adapter reported an error on {cmd!r}: {detail.get('message', context)!r}",
+                traceback=str(detail.get("traceback", "")),
+            )
+        if validate:
+            problems = self._schemas.errors(protocol_schema_id(cmd, "response"), response)
+            if problems:
+                raise AdapterError(f"{cmd} response violates the protocol schema: " + "; ".join(problems))
+        return response
+
+    def stop(self) -> None:
+        """Ask the adapter to exit, then release it whatever it answered."""
+        try:
+            self.send("stop")
+        except AdapterError:
+            pass  # an adapter that cannot even stop is released below all the same
+        finally:
+            self.connector.close()

@@ -1,0 +1,241 @@
+"""The one seam between the runner and an implementation: `request(message) -> response`.
+
+Two connectors satisfy it. `SubprocessConnector` speaks the adapter protocol over a child
+process's stdin/stdout (any language). `InProcessConnector` hands each message to a Python
+object's `handle`, but only after a JSON round trip each way, so an in-process implementation
+sees exactly the bytes a subprocess would and can share no objects with the runner.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import queue
+import shlex
+import subprocess
+import threading
+import traceback
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any, Protocol, runtime_checkable
+
+from pimem_conformance._jsjson import dumps_like_js
+
+__all__ = [
+    "IMPLEMENTATIONS_GROUP",
+    "AdapterError",
+    "Connector",
+    "InProcessConnector",
+    "ProtocolHandler",
+    "SubprocessConnector",
+    "connector_for",
+]
+
+IMPLEMENTATIONS_GROUP = "pimem_conformance.implementations"
+_STDERR_TAIL_LINES = 40
+
+
+class AdapterError(Exception):
+    """The adapter crashed, hung, or answered with something that is not a protocol response."""
+
+    def __init__(self, message: str, *, stderr: str = "", traceback: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.stderr = stderr
+        self.traceback = traceback
+
+    def as_context(self) -> dict[str, str]:
+        context = {"message": self.message}
+        if self.traceback:
+            context["traceback"] = self.traceback
+        if self.stderr:
+            context["stderr"] = self.stderr
+        return context
+
+
+@runtime_checkable
+class Connector(Protocol):
+    """Carries one protocol message to the implementation and returns its one response."""
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send `message`, return the parsed response; raise AdapterError if there is none."""
+        ...
+
+    def close(self) -> None:
+        """Release the implementation; a later `request` starts a fresh one."""
+        ...
+
+
+class ProtocolHandler(Protocol):
+    """What an in-process implementation exposes (the reference's `ProtocolServer`)."""
+
+    def handle(self, message: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def _encode(message: object) -> str:
+    # JSON.stringify's output, so lone surrogates become escapes and the line is valid UTF-8.
+    return dumps_like_js(message)
+
+
+def _decode_response(text: str) -> dict[str, Any]:
+    try:
+        response = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AdapterError(f"invalid JSON from the adapter ({exc}): {text[:200]!r}") from None
+    if not isinstance(response, dict):
+        raise AdapterError(
+            f"the adapter answered a JSON {type(response).__name__}, not an object: {text[:200]!r}"
+        )
+    return response
+
+
+class InProcessConnector:
+    """Drives a Python object with `handle(dict) -> dict`, created by `factory` on first use."""
+
+    def __init__(self, factory: Callable[[], ProtocolHandler]) -> None:
+        self._factory = factory
+        self._handler: ProtocolHandler | None = None
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self._handler is None:
+            self._handler = self._factory()
+        try:
+            response = self._handler.handle(json.loads(_encode(message)))
+        except Exception as exc:
+            # An exception escaping `handle` is the in-process form of a crashed adapter.
+            self._handler = None
+            raise AdapterError(
+                f"handle() raised {type(exc).__name__}: {exc}", traceback=traceback.format_exc()
+            ) from None
+        try:
+            text = json.dumps(response, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise AdapterError(f"handle() returned something that is not JSON: {exc}") from None
+        return _decode_response(text)
+
+    def close(self) -> None:
+        self._handler = None
+
+
+class SubprocessConnector:
+    """Runs `argv` as a child process and exchanges JSON lines with it.
+
+    A request waits at most `timeout` seconds for its response line; a child that exits, stops
+    answering, or prints a non-JSON line is killed and reported as an AdapterError carrying the
+    tail of its stderr. The next request starts a new child.
+    """
+
+    def __init__(self, argv: list[str], *, timeout: float = 30.0, cwd: str | None = None) -> None:
+        if not argv:
+            raise ValueError("an adapter command cannot be empty")
+        self.argv = argv
+        self.timeout = timeout
+        self._cwd = cwd
+        self._process: subprocess.Popen[bytes] | None = None
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
+        self._readers: list[threading.Thread] = []
+
+    def stderr_tail(self) -> str:
+        return "".join(self._stderr_tail)
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        try:
+            process = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self._cwd,
+            )
+        except OSError as exc:
+            raise AdapterError(f"cannot start adapter {shlex.join(self.argv)}: {exc}") from None
+        self._lines = queue.Queue()
+        self._stderr_tail.clear()
+        # Reader threads: stdout lines go to a queue (so reads can time out), stderr to a tail
+        # buffer (so a chatty adapter can never block on a full pipe).
+        self._readers = [
+            threading.Thread(target=self._pump_stdout, args=(process, self._lines), daemon=True),
+            threading.Thread(target=self._pump_stderr, args=(process,), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+        self._process = process
+        return process
+
+    @staticmethod
+    def _pump_stdout(process: subprocess.Popen[bytes], lines: queue.Queue[bytes | None]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)  # end of stream: the adapter closed stdout or exited
+
+    def _pump_stderr(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            self._stderr_tail.append(line.decode("utf-8", "replace"))
+
+    def _fail(self, message: str) -> AdapterError:
+        status = self._process.poll() if self._process is not None else None
+        self.close()
+        if status is not None:
+            message += f" (the adapter exited with status {status})"
+        return AdapterError(message, stderr=self.stderr_tail())
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        process = self._process if self._process is not None and self._process.poll() is None else None
+        if process is None:
+            self.close()
+            process = self._spawn()
+        assert process.stdin is not None
+        try:
+            process.stdin.write(_encode(message).encode("utf-8") + b"\n")
+            process.stdin.flush()
+        except OSError:
+            raise self._fail("the adapter closed its stdin (crashed?)") from None
+        try:
+            line = self._lines.get(timeout=self.timeout)
+        except queue.Empty:
+            raise self._fail(f"no response within {self.timeout:g} s to {message.get('cmd')!r}") from None
+        if line is None:
+            process.wait()
+            raise self._fail(f"the adapter closed stdout before answering {message.get('cmd')!r}")
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise self._fail(f"the adapter wrote bytes that are not UTF-8: {line[:200]!r}") from None
+        try:
+            return _decode_response(text)
+        except AdapterError as exc:
+            raise self._fail(exc.message) from None
+
+    def close(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):  # a broken pipe has nothing left to flush
+                process.stdin.close()
+        # The readers end at EOF; a grandchild still holding the pipes must not stall the runner.
+        for reader in self._readers:
+            reader.join(timeout=1.0)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None and not any(reader.is_alive() for reader in self._readers):
+                stream.close()
+
+
+def connector_for(impl: str, *, timeout: float) -> Connector:
+    """`impl` names an entry point of `pimem_conformance.implementations` or is a shell-style command."""
+    found = entry_points(group=IMPLEMENTATIONS_GROUP, name=impl)
+    if found:
+        (entry_point,) = tuple(found)
+        factory = entry_point.load()
+        return InProcessConnector(factory)
+    argv = shlex.split(impl)
+    if not argv:
+        raise ValueError("--impl needs an entry-point name (e.g. 'reference') or an adapter command")
+    return SubprocessConnector(argv, timeout=timeout)

@@ -1,0 +1,139 @@
+"""Running one case against an adapter: workspace, instances, steps, expectations."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pimem_conformance._adapter import Adapter
+from pimem_conformance._cases import Case
+from pimem_conformance._connector import AdapterError
+from pimem_conformance._expect import Mismatch, check_expectation
+from pimem_conformance._schemas import SchemaSet
+from pimem_conformance._workspace import CaseError, Workspace, substitute_workspace
+
+__all__ = ["TOOL_NAME", "CaseRun", "StepFailure", "run_case"]
+
+TOOL_NAME = "memory_context"
+COMMAND_NAME = "memory"
+
+
+@dataclass(frozen=True)
+class StepFailure:
+    """A step whose response broke at least one expectation."""
+
+    step: int
+    request: dict[str, Any]
+    mismatches: tuple[Mismatch, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "request": self.request,
+            "mismatches": [mismatch.as_json() for mismatch in self.mismatches],
+        }
+
+
+@dataclass
+class CaseRun:
+    """What happened: `passed`, or failures per step, or an adapter error (`error` set)."""
+
+    failures: list[StepFailure] = field(default_factory=list)
+    error: AdapterError | None = None
+    broken_case: str | None = None  # the case itself could not be carried out (a suite bug)
+    steps_run: int = 0
+
+    @property
+    def outcome(self) -> str:
+        if self.error is not None or self.broken_case is not None:
+            return "error"
+        return "fail" if self.failures else "pass"
+
+
+def _request_for(step: dict[str, Any], instance: str) -> tuple[str, dict[str, Any]]:
+    """The protocol command and fields a (non-mutation) step sends."""
+    if "tool" in step:
+        return "tool", {"instance": instance, "name": TOOL_NAME, "arguments": step["tool"]}
+    if "command" in step:
+        return "command", {"instance": instance, "name": COMMAND_NAME, "args": step["command"]}
+    if "event" in step:
+        return "event", {
+            "instance": instance,
+            "name": step["event"]["name"],
+            "data": step["event"].get("data", {}),
+        }
+    if "clock" in step:
+        return "clock", {"instance": instance, "now": step["clock"]}
+    if "idle" in step:
+        return "idle", {"instance": instance}
+    return "manifest", {}
+
+
+def _open_instances(adapter: Adapter, case: Case, workspace: Workspace, setup: dict[str, Any]) -> None:
+    clock = {"now": setup["now"], "tz": setup.get("tz", "UTC")}
+    for instance in case.instances:
+        adapter.send(
+            "open",
+            instance=instance,
+            workspace=workspace.open_workspace(),
+            clock=clock,
+            settings=setup.get("settings", {}),
+        )
+    if setup.get("autostart", True):
+        # Every instance starts as a Pi process would, then the case waits for backfill, so
+        # each journal is indexed before the first step.
+        for instance in case.instances:
+            adapter.send("event", instance=instance, name="session_start", data={"reason": "startup"})
+        for instance in case.instances:
+            adapter.send("idle", instance=instance)
+
+
+def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path | None = None) -> CaseRun:
+    """Run every step of `case` in a fresh workspace; an AdapterError ends the case as `error`.
+
+    Steps after a failing step still run (a baseline may list single steps), and instances are
+    closed whatever happened.
+    """
+    root = Path(tempfile.mkdtemp(prefix=f"pimem-{case.id[:40]}-", dir=workdir))
+    run = CaseRun()
+    opened = False
+    try:
+        setup = substitute_workspace(case.setup, str(root))
+        workspace = Workspace(root, setup)
+        workspace.prepare(substitute_workspace(case.journals, str(root)))
+        _open_instances(adapter, case, workspace, setup)
+        opened = True
+        default_instance = case.instances[0]
+        for index, raw_step in enumerate(case.steps):
+            step = substitute_workspace(raw_step, str(root))
+            run.steps_run = index + 1
+            if "mutate" in step:
+                workspace.mutate(step["mutate"])
+                continue
+            cmd, fields = _request_for(step, step.get("instance", default_instance))
+            response = adapter.send(cmd, **fields)
+            expect = step.get("expect")
+            if expect is None and "error" not in response:
+                continue
+            schema_target = "details" if cmd in ("tool", "command") else None
+            mismatches = check_expectation(
+                expect or {}, response, schemas=schemas, schema_target=schema_target
+            )
+            if mismatches:
+                run.failures.append(StepFailure(index, {"cmd": cmd, **fields}, tuple(mismatches)))
+    except AdapterError as exc:
+        run.error = exc
+    except CaseError as exc:
+        run.broken_case = f"the case cannot be carried out: {exc}"
+    finally:
+        if opened and run.error is None:
+            try:
+                for instance in case.instances:
+                    adapter.send("close", instance=instance)
+            except AdapterError as exc:
+                run.error = exc
+        shutil.rmtree(root, ignore_errors=True)
+    return run

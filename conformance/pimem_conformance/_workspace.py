@@ -1,0 +1,201 @@
+"""A case's workspace on disk: the journals before the first step and every change between steps.
+
+Layout of a workspace root: `agent/` (Pi's agent dir; default-layout journals under
+`agent/sessions/<dir>/`), `flat*/` (flat session dirs named in `setup.flat`), `state/` (the only
+folder the implementation may write). Journal keys in cases are paths relative to the root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pimem_conformance._jsjson import dumps_like_js
+from pimem_conformance._paths import fixtures_dir
+
+__all__ = ["CaseError", "Workspace", "encoded_cwd_dir", "epoch_ns", "substitute_workspace"]
+
+WORKSPACE_MARK = "{ws}"
+
+
+class CaseError(ValueError):
+    """The case itself cannot be carried out (a bad mutation, a missing fixture): a suite bug."""
+
+
+def substitute_workspace(value: Any, root: str) -> Any:
+    """`value` with every `{ws}` in every string (keys included) replaced by the workspace root."""
+    if isinstance(value, str):
+        return value.replace(WORKSPACE_MARK, root)
+    if isinstance(value, list):
+        return [substitute_workspace(item, root) for item in value]
+    if isinstance(value, dict):
+        return {
+            substitute_workspace(key, root): substitute_workspace(item, root) for key, item in value.items()
+        }
+    return value
+
+
+def epoch_ns(timestamp: str) -> int:
+    """An ISO-8601 timestamp with a zone, as nanoseconds since the epoch (for file mtimes)."""
+    moment = datetime.fromisoformat(timestamp)
+    if moment.tzinfo is None:
+        raise CaseError(f"timestamp {timestamp!r} needs a zone, e.g. 2026-11-29T12:00:00Z")
+    return int(moment.timestamp() * 1_000_000) * 1000
+
+
+def encoded_cwd_dir(cwd: str) -> str:
+    """Pi's session folder name for a cwd: `/home/u/app` -> `--home-u-app--`."""
+    return "--" + cwd.lstrip("/\\").replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
+
+
+def _serialise(line: object) -> bytes:
+    text = line if isinstance(line, str) else dumps_like_js(line)
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _lines_bytes(lines: list[Any]) -> bytes:
+    return b"".join(_serialise(line) + b"\n" for line in lines)
+
+
+class Workspace:
+    """The files of one case, rooted at `root` (which must exist and be empty)."""
+
+    def __init__(self, root: Path, setup: dict[str, Any]) -> None:
+        self.root = root
+        self.setup = setup
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.root / "agent"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / "state"
+
+    def path(self, key: str) -> Path:
+        """The file behind a journal key; keys never leave the workspace."""
+        if key.startswith("/") or ".." in Path(key).parts:
+            raise CaseError(f"journal key {key!r} must be a path relative to the workspace")
+        return self.root / key
+
+    @property
+    def session_file(self) -> Path:
+        session = self.setup.get("session")
+        if session is not None:
+            return self.path(session)
+        # Pi always has a current session file, created lazily: name one that does not exist.
+        return self.agent_dir / "sessions" / encoded_cwd_dir(self.setup["cwd"]) / "current.jsonl"
+
+    def open_workspace(self) -> dict[str, Any]:
+        """The `workspace` object of an `open` request."""
+        return {
+            "home": self.setup.get("home", "/home/u"),
+            "agent_dir": str(self.agent_dir),
+            "session_dirs": [str(self.root / flat) for flat in self.setup.get("flat", [])],
+            "state_dir": str(self.state_dir),
+            "cwd": self.setup["cwd"],
+            "session_file": str(self.session_file),
+        }
+
+    def prepare(self, journals: dict[str, Any]) -> None:
+        """Create the folders and write every journal, with its initial mtime."""
+        for folder in (
+            self.agent_dir / "sessions",
+            self.state_dir,
+            *(self.root / flat for flat in self.setup.get("flat", [])),
+        ):
+            folder.mkdir(parents=True, exist_ok=True)
+        # Without an explicit mtime a journal was last written "now" by the instance clock, so
+        # rules such as "quiet for 24 h" never depend on when the suite happens to run.
+        default_mtime = self.setup["now"]
+        for key, journal in journals.items():
+            target = self.path(key)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if "fixture" in journal:
+                source = fixtures_dir() / journal["fixture"]
+                if not source.is_file():
+                    raise CaseError(
+                        f"journal {key}: fixture {journal['fixture']!r} not found under fixtures/"
+                    )
+                shutil.copyfile(source, target)
+            else:
+                content = _lines_bytes(journal["lines"]) + journal.get("partial", "").encode("utf-8")
+                target.write_bytes(content)
+            self._set_mtime(target, epoch_ns(journal.get("mtime", default_mtime)))
+
+    @staticmethod
+    def _set_mtime(target: Path, mtime_ns: int) -> None:
+        os.utime(target, ns=(mtime_ns, mtime_ns))
+
+    def mutate(self, mutation: dict[str, Any]) -> None:
+        """Change a journal on disk as Pi or a user would (semantics: the brief's mutation table)."""
+        target = self.path(mutation["journal"])
+        op = mutation["op"]
+        if op != "write" and not target.exists():
+            raise CaseError(f"mutation {op}: journal {mutation['journal']} does not exist")
+        before = target.stat() if target.exists() else None
+        if op == "delete":
+            target.unlink()
+            return
+        if op == "touch":
+            if "mtime" not in mutation:
+                raise CaseError("mutation touch needs an mtime")
+            self._set_mtime(target, epoch_ns(mutation["mtime"]))
+            return
+        if op == "write":
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(_lines_bytes(mutation.get("lines", [])))
+        elif op == "append":
+            with target.open("ab") as handle:
+                handle.write(_lines_bytes(mutation.get("lines", [])))
+        elif op == "append_partial":
+            with target.open("ab") as handle:
+                handle.write(mutation.get("text", "").encode("utf-8"))
+        else:
+            target.write_bytes(self._edited_lines(target.read_bytes(), mutation))
+        if before is not None:
+            if mutation.get("keep_mtime", False):
+                self._set_mtime(target, before.st_mtime_ns)
+            elif target.stat().st_mtime_ns == before.st_mtime_ns:
+                # A coarse clock can leave the mtime unchanged; Pi's write would have moved it.
+                self._set_mtime(target, before.st_mtime_ns + 1_000_000)
+
+    @staticmethod
+    def _edited_lines(content: bytes, mutation: dict[str, Any]) -> bytes:
+        op = mutation["op"]
+        lines = content.split(b"\n")
+        tail = lines.pop()  # b"" after a final newline, else an unterminated partial line
+        if op == "truncate":
+            keep = mutation.get("keep_lines")
+            if keep is None:
+                raise CaseError("mutation truncate needs keep_lines")
+            return b"".join(line + b"\n" for line in lines[:keep])
+        if op == "rewrite":
+            index = mutation.get("line")
+            if index is None or "with" not in mutation or not 0 <= index < len(lines):
+                raise CaseError(f"mutation rewrite needs a line within 0..{len(lines) - 1} and a 'with'")
+            new = _serialise(mutation["with"])
+            if mutation.get("length") == "same":
+                if len(new) > len(lines[index]):
+                    raise CaseError(
+                        f"rewrite of line {index} with length 'same': the new line has "
+                        f"{len(new)} bytes, the old one {len(lines[index])}"
+                    )
+                new = new + b" " * (len(lines[index]) - len(new))
+            lines[index] = new
+        elif op == "swap":
+            a, b = mutation.get("a"), mutation.get("b")
+            if a is None or b is None or not (0 <= a < len(lines) and 0 <= b < len(lines)):
+                raise CaseError(f"mutation swap needs lines a and b within 0..{len(lines) - 1}")
+            if len(lines[a]) != len(lines[b]):
+                raise CaseError(
+                    f"swap of lines {a} and {b}: their byte lengths differ "
+                    f"({len(lines[a])} and {len(lines[b])})"
+                )
+            lines[a], lines[b] = lines[b], lines[a]
+        else:
+            raise CaseError(f"unknown mutation op {op!r}")
+        return b"".join(line + b"\n" for line in lines) + tail

@@ -1,0 +1,102 @@
+"""A scriptable fake implementation ("fauxmplementation") for testing the runner itself.
+
+It keeps no index: a `search` answers one result per word of its query (entry id = the word),
+so a test case can be written to pass or to fail at will. A `mode` makes it misbehave the way
+real adapters do. Run as `python fauxmplementation.py MODE` it speaks the protocol on stdio;
+`FakeServer(mode)` is the in-process form.
+
+Modes: ok, crash (exit on the first tool call), crash-on-WORD (exit when a query contains WORD),
+hang, garbage (non-JSON on stdout), invalid-json (a truncated object), wrong-protocol,
+errored (answers every tool call with `errored`), bad-seq, profiles-PROFILE+PROFILE.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+# Printed to stdout instead of a response by the garbage and invalid-json modes.
+GARBAGE = "Traceback (most recent call last): something went wrong"
+TRUNCATED = '{"seq": 1, "content": ['
+
+
+class Misbehaviour(Exception):
+    """Raised in-process where the subprocess form would write `text` (or exit when None)."""
+
+    def __init__(self, text: str | None) -> None:
+        super().__init__(text or "exit")
+        self.text = text
+
+
+class FakeServer:
+    def __init__(self, mode: str = "ok") -> None:
+        self.mode = mode
+        self.instances: set[str] = set()
+
+    def profiles(self) -> list[str]:
+        if self.mode.startswith("profiles-"):
+            return self.mode.removeprefix("profiles-").split("+")
+        return ["core"]
+
+    def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        cmd, seq = message["cmd"], message["seq"]
+        if cmd == "start":
+            protocol = 2 if self.mode == "wrong-protocol" else 1
+            return {"seq": seq, "protocol": protocol, "profiles": self.profiles(),
+                    "implementation": {"name": "fake", "version": "0", "language": "python"}}
+        if cmd == "open":
+            self.instances.add(message["instance"])
+            return {"seq": seq, "instance": message["instance"]}
+        if cmd == "tool":
+            return self._tool(message)
+        if cmd == "command":
+            return {"seq": seq, "text": message["args"], "details": {"args": message["args"]}}
+        if cmd == "manifest":
+            return {"seq": seq, "tools": [], "commands": [], "events": [], "calls": []}
+        return {"seq": seq}
+
+    def _tool(self, message: dict[str, Any]) -> dict[str, Any]:
+        seq = message["seq"]
+        query = str(message["arguments"].get("query", ""))
+        words = query.split()
+        if self.mode == "crash" or any(self.mode == f"crash-on-{word}" for word in words):
+            raise Misbehaviour(None)
+        if self.mode == "hang":
+            time.sleep(3600)
+        if self.mode == "garbage":
+            raise Misbehaviour(GARBAGE)
+        if self.mode == "invalid-json":
+            raise Misbehaviour(TRUNCATED)
+        if self.mode == "errored":
+            return {"seq": seq, "errored": True, "context": {"message": "not implemented"}}
+        if self.mode == "bad-seq":
+            seq = [seq]
+        if "error" in words:
+            return {"seq": seq, "error": {"code": "bad_argument", "message": "query asked for an error"}}
+        results = [{"entryId": word, "kind": "user"} for word in words]
+        return {"seq": seq, "content": [{"type": "text", "text": query}],
+                "details": {"action": "search", "query": query, "results": results}}
+
+
+def main(mode: str) -> None:
+    server = FakeServer(mode)
+    for line in sys.stdin:
+        try:
+            response = server.handle(json.loads(line))
+        except Misbehaviour as fault:
+            if fault.text is None:
+                sys.stderr.write("fake adapter: crashing on purpose\n")
+                sys.exit(70)
+            sys.stdout.write(fault.text + "\n")
+            sys.stdout.flush()
+            continue
+        sys.stdout.write(json.dumps(response) + "\n")
+        sys.stdout.flush()
+        if json.loads(line)["cmd"] == "stop":
+            return
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "ok")
