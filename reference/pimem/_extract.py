@@ -1,0 +1,222 @@
+"""The extraction table: which journal lines are entries, their kind, and their exact text."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+__all__ = ["KINDS", "WITHHELD", "Extracted", "extract", "is_sensitive_path", "sensitive_call_ids"]
+
+KINDS = (
+    "user",
+    "assistant",
+    "tool_result",
+    "bash",
+    "custom",
+    "custom_message",
+    "compaction",
+    "branch_summary",
+    "session_info",
+    "label",
+)
+WITHHELD = "[sensitive file withheld]"
+_ROLE_KINDS = {
+    "user": "user",
+    "assistant": "assistant",
+    "toolResult": "tool_result",
+    "bashExecution": "bash",
+    "custom": "custom",
+    "hookMessage": "custom",
+}
+_SECRET_BASENAMES = {
+    ".env",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "id_dsa",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".git-credentials",
+    "credentials.json",
+}
+_SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx")
+_SECRET_PAIRS = {(".aws", "credentials"), (".docker", "config.json")}
+_PAGERS = {"cat", "head", "tail", "less"}
+_VALUED_OPTIONS = {"-n", "-c", "--lines", "--bytes"}
+
+
+@dataclass(frozen=True)
+class Extracted:
+    entry_id: str
+    parent_id: str | None
+    timestamp: str
+    kind: str
+    role: str | None
+    tool_name: str | None
+    text: str
+    tokens_before: int | None
+
+
+def is_sensitive_path(path: str) -> bool:
+    parts = [part for part in path.replace("\\", "/").split("/") if part]
+    if not parts:
+        return False
+    base = parts[-1]
+    if base in _SECRET_BASENAMES or base.startswith(".env.") or base.endswith(_SECRET_SUFFIXES):
+        return True
+    return ".ssh" in parts or any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
+
+
+def _paged_path(command: str) -> str | None:
+    """The single file of `cat|head|tail|less [options] <path>`, else None."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or words[0] not in _PAGERS:
+        return None
+    paths: list[str] = []
+    previous = ""
+    valued = _VALUED_OPTIONS if words[0] in ("head", "tail") else set()
+    for word in words[1:]:
+        if not word.startswith("-") and previous not in valued:
+            paths.append(word)
+        previous = word
+    return paths[0] if len(paths) == 1 else None
+
+
+def _sensitive_command(command: Any) -> bool:
+    path = _paged_path(command) if isinstance(command, str) else None
+    return path is not None and is_sensitive_path(path)
+
+
+def _sensitive_call(block: dict[str, Any]) -> bool:
+    args = block.get("arguments")
+    if not isinstance(args, dict):
+        return False
+    if block.get("name") == "read":
+        path = args.get("path", args.get("file_path"))
+        return isinstance(path, str) and is_sensitive_path(path)
+    return block.get("name") == "bash" and _sensitive_command(args.get("command"))
+
+
+def sensitive_call_ids(obj: Any) -> list[str]:
+    """Tool-call ids of an assistant line that read a sensitive file (their results are withheld)."""
+    message = obj.get("message") if isinstance(obj, dict) and obj.get("type") == "message" else None
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return []
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [
+        block["id"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "toolCall"
+        and isinstance(block.get("id"), str)
+        and _sensitive_call(block)
+    ]
+
+
+def _compact_json(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # integers beyond 64 bits
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _blocks(content: Any, images: bool, calls: bool = False) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif kind == "image" and images:
+            parts.append("[image]")
+        elif kind == "toolCall" and calls:
+            args = block.get("arguments", {})
+            parts.append(f"[tool call] {block.get('name')} {_compact_json(args)}")
+    return parts
+
+
+def _message_text(message: dict[str, Any], kind: str, withheld: bool) -> str:
+    if kind == "user":
+        return "\n".join(_blocks(message.get("content"), images=True))
+    if kind == "assistant":
+        content = message.get("content")
+        parts = _blocks(content, images=True, calls=True) if isinstance(content, list) else []
+        error = message.get("errorMessage")
+        if isinstance(error, str) and error:
+            parts.append(f"[error] {error}")
+        return "\n".join(parts)
+    if kind == "tool_result":
+        content = message.get("content")
+        text = "\n".join(_blocks(content, images=True) if isinstance(content, list) else [])
+        return WITHHELD if withheld and text else text
+    if kind == "bash":
+        command = message.get("command")
+        if not isinstance(command, str):
+            return ""
+        if _sensitive_command(command):
+            return WITHHELD
+        output = message.get("output")
+        return f"$ {command}\n{output}" if isinstance(output, str) and output else f"$ {command}"
+    return "\n".join(_blocks(message.get("content"), images=False))
+
+
+def _entry_text(obj: dict[str, Any], withheld_calls: set[str]) -> tuple[str, str, str | None, str | None]:
+    """(kind, text, role, tool name) of a line; kind "" when the line is not an entry type."""
+    kind = obj.get("type")
+    if kind == "message":
+        message = obj.get("message")
+        role = message.get("role") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or role not in _ROLE_KINDS:
+            return "", "", None, None
+        entry_kind = _ROLE_KINDS[role]
+        call_id = message.get("toolCallId")
+        withheld = entry_kind == "tool_result" and call_id in withheld_calls
+        tool = message.get("toolName") if entry_kind == "tool_result" else None
+        text = _message_text(message, entry_kind, withheld)
+        return entry_kind, text, role, tool if isinstance(tool, str) else None
+    if kind == "custom_message":
+        return kind, "\n".join(_blocks(obj.get("content"), images=True)), None, None
+    field = {"compaction": "summary", "branch_summary": "summary", "session_info": "name", "label": "label"}
+    if isinstance(kind, str) and kind in field:
+        value = obj.get(field[kind])
+        return kind, value if isinstance(value, str) else "", None, None
+    return "", "", None, None
+
+
+def extract(obj: Any, withheld_calls: set[str]) -> Extracted | None:
+    """The entry a parsed line carries, or None (header, metadata, empty text, unknown type or role)."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+        return None
+    kind, text, role, tool = _entry_text(obj, withheld_calls)
+    if not kind or not text:
+        return None
+    parent = obj.get("parentId")
+    timestamp = obj.get("timestamp")
+    tokens = obj.get("tokensBefore") if kind == "compaction" else None
+    return Extracted(
+        entry_id=obj["id"],
+        parent_id=parent if isinstance(parent, str) else None,
+        timestamp=timestamp if isinstance(timestamp, str) else "",
+        kind=kind,
+        role=role,
+        tool_name=tool,
+        text=text,
+        tokens_before=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+    )

@@ -1,0 +1,67 @@
+"""Discovery, header validation, chunked reading and tolerant parsing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import Workspace, header, user, write_journal
+from pimem._journals import discover, parse_line, read_chunk, read_line_at
+
+
+def test_discovery_default_layout_and_flat_dirs(workspace: Workspace) -> None:
+    workspace.journal("a.jsonl", [header("s-a"), user("u1", None, "hello")])
+    write_journal(workspace.root / "flat" / "b.jsonl", [header("s-b", cwd="/home/u/other")])
+    write_journal(workspace.sessions / "x" / "bad.jsonl", [{"type": "message", "id": "m"}])
+    write_journal(workspace.sessions / "x" / "notes.txt", [header("s-c")])
+    found = discover(str(workspace.agent_dir), [str(workspace.root / "flat")])
+    assert sorted((j.session_id, j.cwd) for j in found.journals) == [
+        ("s-a", "/home/u/app"),
+        ("s-b", "/home/u/other"),
+    ]
+    assert found.skipped_files == 0
+
+
+def test_symlink_outside_roots_and_fifo_are_skipped_and_counted(workspace: Workspace) -> None:
+    outside = write_journal(workspace.root / "outside" / "o.jsonl", [header("s-o")])
+    folder = workspace.sessions / "--home-u-app--"
+    workspace.journal("in.jsonl", [header("s-in")])
+    os.symlink(outside, folder / "link.jsonl")
+    os.mkfifo(folder / "pipe.jsonl")
+    found = discover(str(workspace.agent_dir), [])
+    assert [j.session_id for j in found.journals] == ["s-in"]
+    assert found.skipped_files == 2
+
+
+def test_header_without_newline_is_not_a_journal_yet(workspace: Workspace) -> None:
+    path = workspace.sessions / "--home-u-app--" / "p.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"type":"session","id":"s","cwd":"/x"}')
+    assert discover(str(workspace.agent_dir), []).journals == []
+
+
+def test_lone_surrogate_escape_is_parsed_and_made_safe() -> None:
+    raw = b'{"id":"a","text":"cut \\ud83d here"}'
+    value = parse_line(raw)
+    assert value == {"id": "a", "text": "cut \ufffd here"}
+    assert parse_line(b"{not json") is None
+
+
+def test_read_chunk_keeps_partial_lines_and_skips_overlong(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"short\n" + b"x" * 50 + b"\n" + b"tail\n" + b"partial")
+    chunk = read_chunk(str(path), 0, max_line_bytes=20, chunk_bytes=8)
+    assert (chunk.lines, chunk.end) == ([(0, b"short")], 6)  # about one chunk per call
+    lines, position, overlong = [], 0, 0
+    while True:
+        chunk = read_chunk(str(path), position, max_line_bytes=20, chunk_bytes=8)
+        lines += chunk.lines
+        overlong += chunk.overlong
+        if chunk.end == position:
+            break
+        position = chunk.end
+    assert lines == [(0, b"short"), (57, b"tail")]
+    assert overlong == 1
+    assert position == 62  # the partial last line waits
+    assert read_line_at(str(path), 57, 4) == b"tail"
+    assert read_line_at(str(path), 57, 3) is None

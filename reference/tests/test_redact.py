@@ -1,0 +1,84 @@
+"""Each redaction class, its benign look-alikes, and text beyond one slice."""
+
+from __future__ import annotations
+
+import pytest
+from pimem._redact import redact, redact_tree
+
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "marker"),
+    [
+        ("password=hunter2hunter2", "hunter2hunter2", "assignment"),
+        ('{"api_key": "abcd1234efgh"}', "abcd1234efgh", "assignment"),
+        ("DB_PASSWORD: 'correct horse battery'", "correct horse", "assignment"),
+        ("client_secret = Zx9-8ab7cd6", "Zx9-8ab7cd6", "assignment"),
+        ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA", "auth-header"),
+        ("curl -H 'Bearer qwertyuiop123'", "qwertyuiop123", "auth-header"),
+        ("key sk-proj-abcdefghijklmnopqrstuvwxyz123456", "abcdefghijklmnop", "token"),
+        ("ghp_" + "a1" * 18, "a1a1a1a1", "token"),
+        ("xoxb-1234567890-abcdefghij", "1234567890", "token"),
+        ("AIza" + "B" * 35, "BBBBBBBB", "token"),
+        ("id AKIAIOSFODNN7EXAMPLE", "IOSFODNN7", "token"),
+        ("aws_secret_access_key = " + AWS_SECRET, "bPxRfiCY", "aws-secret"),
+        ("AKIAIOSFODNN7EXAMPLE then " + AWS_SECRET, "bPxRfiCY", "aws-secret"),
+        ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnopqrstu", "eyJzdWIi", "jwt"),
+        (
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----",
+            "b3BlbnNz",
+            "private-key",
+        ),
+        ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN (truncated)", "MIIEvQ", "private-key"),
+        ("clone https://bob:pa55word@git.example.com/r.git", "pa55word", "url-userinfo"),
+        ("curl -u admin:topsecret https://x", "topsecret", "curl-user"),
+        ("curl --user=admin:topsecret https://x", "topsecret", "curl-user"),
+        ("DATABASE_URL=postgres://app:s3cretpw@db:5432/x", "s3cretpw", "connection-string"),
+        ("mongodb+srv://u:mongo-pass-1@cluster0/x", "mongo-pass-1", "connection-string"),
+        ("Server=db;User Id=sa;Password=Pa55w0rd!;", "Pa55w0rd", "connection-string"),
+    ],
+)
+def test_redaction_classes(text: str, secret: str, marker: str) -> None:
+    out = redact(text)
+    assert secret not in out
+    assert f"[REDACTED:{marker}]" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TOKEN_LIMIT=100",
+        "SECRET_MODE=enabled",
+        "password: null",
+        "max_tokens: 4096",
+        "id 123e4567-e89b-12d3-a456-426614174000",
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+        "author: Johnathan Smith",
+        "a lone " + AWS_SECRET + " without context",
+        "https://example.com/path?q=1",
+        "the bearer of news",
+        "token = ${GITHUB_TOKEN}",
+    ],
+)
+def test_benign_look_alikes_are_untouched(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_secret_straddling_a_slice_boundary_is_found() -> None:
+    line = "x" * 99 + "\n"
+    for offset in range(0, 400, 37):
+        text = line * ((1 << 20) // 100) + "y" * offset + " password=straddle9secret\n" + line * 50
+        out = redact(text)
+        assert "straddle9secret" not in out
+        assert out.count("[REDACTED:assignment]") == 1
+
+
+def test_private_key_in_large_text() -> None:
+    text = "z" * (1 << 20) + "\n-----BEGIN RSA PRIVATE KEY-----\n" + "QUJD\n" * 100_000
+    assert "QUJD" not in redact(text)
+
+
+def test_redact_tree_reaches_every_string() -> None:
+    value = {"a": ["password=abcdefgh1"], "b": {"c": "ok", "n": 3}}
+    assert redact_tree(value) == {"a": ["password=[REDACTED:assignment]"], "b": {"c": "ok", "n": 3}}
