@@ -10,9 +10,14 @@ from typing import Any
 from pimem_conformance._paths import spec_dir
 from pimem_conformance._schemas import SCHEMA_ID_PREFIX, load_schemas
 
-__all__ = ["CASE_FILE_SCHEMA_ID", "Case", "CaseFileError", "case_file_problems", "load_cases"]
+__all__ = ["CASE_FILE_SCHEMA_ID", "Case", "CaseError", "CaseFileError", "case_file_problems", "load_cases"]
 
 CASE_FILE_SCHEMA_ID = f"{SCHEMA_ID_PREFIX}case-file"
+
+
+class CaseError(ValueError):
+    """The case itself cannot be carried out (a bad mutation, a missing fixture, an unknown
+    schema): a bug in the suite, never the implementation's fault."""
 
 
 class CaseFileError(ValueError):

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from pimem_conformance._adapter import Adapter
-from pimem_conformance._cases import Case
+from pimem_conformance._cases import Case, CaseError
 from pimem_conformance._connector import AdapterError
 from pimem_conformance._expect import Mismatch, check_expectation
 from pimem_conformance._schemas import SchemaSet
-from pimem_conformance._workspace import CaseError, Workspace, substitute_workspace
+from pimem_conformance._workspace import Workspace, substitute_workspace
 
 __all__ = ["TOOL_NAME", "CaseRun", "StepFailure", "run_case"]
 

@@ -12,6 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import referencing.exceptions
+
+from pimem_conformance._cases import CaseError
 from pimem_conformance._schemas import SchemaSet
 
 __all__ = ["MISSING", "Mismatch", "check_expectation", "resolve_path", "result_ids"]
@@ -37,8 +40,23 @@ class Mismatch:
     message: str
 
     def as_json(self) -> dict[str, Any]:
-        actual = "<missing>" if self.actual is MISSING else self.actual
-        return {"check": self.check, "expected": self.expected, "actual": actual, "message": self.message}
+        return {
+            "check": self.check,
+            "expected": self.expected,
+            "actual": _jsonable(self.actual),
+            "message": self.message,
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    """`value` with MISSING (anywhere inside) spelled as the string "<missing>"."""
+    if value is MISSING:
+        return repr(MISSING)
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(item) for item in value]
+    return value
 
 
 def _tokens(path: str) -> list[str | int | None]:
@@ -130,6 +148,18 @@ def _count(value: Any, path: str) -> int | None:
     return len(found) if isinstance(found, list | dict | str) else None
 
 
+def _schema_problems(schemas: SchemaSet, schema: dict[str, Any] | bool, target: Any) -> list[str]:
+    try:
+        return [
+            f"{'/'.join(map(str, problem.absolute_path)) or '(root)'}: {problem.message}"
+            for problem in schemas.validator_for(schema).iter_errors(target)
+        ]
+    except referencing.exceptions.Unresolvable as exc:
+        raise CaseError(
+            f"the expected schema refers to {exc.ref!r}, which no schema under spec/ defines"
+        ) from None
+
+
 def check_expectation(
     expect: dict[str, Any], response: dict[str, Any], *, schemas: SchemaSet, schema_target: str | None
 ) -> list[Mismatch]:
@@ -160,7 +190,12 @@ def check_expectation(
         actual = resolve_path(response, path)
         if actual is MISSING or actual != expected:
             mismatches.append(
-                Mismatch("equals", {path: expected}, {path: actual}, f"{path}: expected {expected!r}")
+                Mismatch(
+                    "equals",
+                    {path: expected},
+                    {path: actual},
+                    f"{path}: expected {expected!r}, got {actual!r}",
+                )
             )
 
     for path, expected in expect.get("count", {}).items():
@@ -177,14 +212,7 @@ def check_expectation(
 
     if "schema" in expect:
         target = response if schema_target is None else response.get(schema_target, MISSING)
-        problems = (
-            ["(missing)"]
-            if target is MISSING
-            else [
-                f"{'/'.join(map(str, problem.absolute_path)) or '(root)'}: {problem.message}"
-                for problem in schemas.validator_for(expect["schema"]).iter_errors(target)
-            ]
-        )
+        problems = ["(missing)"] if target is MISSING else _schema_problems(schemas, expect["schema"], target)
         if problems:
             mismatches.append(
                 Mismatch(

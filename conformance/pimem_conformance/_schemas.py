@@ -69,10 +69,10 @@ def _describe(error: Any) -> str:
 
 @functools.cache
 def load_schemas(root: Path | None = None) -> SchemaSet:
-    """All `*.json` schemas under `<spec>/schemas/`, keyed by `$id` (a file without one is an error)."""
+    """All `*.schema.json` files under `<spec>/schemas/`, keyed by `$id` (a file without one is an error)."""
     folder = (root or spec_dir()) / "schemas"
     schemas: dict[str, tuple[Path, dict[str, Any]]] = {}
-    for path in sorted(folder.rglob("*.json")):
+    for path in sorted(folder.rglob("*.schema.json")):
         schema = json.loads(path.read_text(encoding="utf-8"))
         schema_id = schema.get("$id") if isinstance(schema, dict) else None
         if not isinstance(schema_id, str):

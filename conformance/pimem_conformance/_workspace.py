@@ -13,16 +13,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pimem_conformance._cases import CaseError
 from pimem_conformance._jsjson import dumps_like_js
 from pimem_conformance._paths import fixtures_dir
 
-__all__ = ["CaseError", "Workspace", "encoded_cwd_dir", "epoch_ns", "substitute_workspace"]
+__all__ = ["Workspace", "encoded_cwd_dir", "epoch_ns", "substitute_workspace"]
 
 WORKSPACE_MARK = "{ws}"
-
-
-class CaseError(ValueError):
-    """The case itself cannot be carried out (a bad mutation, a missing fixture): a suite bug."""
 
 
 def substitute_workspace(value: Any, root: str) -> Any:

@@ -4,4 +4,6 @@ import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--pimem-impl", default="reference", help="implementation under test: 'reference' or a command")
+    parser.addoption(
+        "--pimem-impl", default="reference", help="implementation under test: 'reference' or a command"
+    )

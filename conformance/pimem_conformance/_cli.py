@@ -1,0 +1,231 @@
+"""`pimem-conformance`: run the suite against an implementation, summarise reports, lint the spec.
+
+Exit codes of `run`: 0 clean; 1 failures, errors or a stale baseline (and any run in which
+nothing applicable ran); 2 usage errors; 3 the adapter is broken (every case that ran errored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pimem_conformance._adapter import Adapter
+from pimem_conformance._cases import CaseFileError, load_cases
+from pimem_conformance._connector import InProcessConnector, connector_for
+from pimem_conformance._coverage import ReferenceCoverage
+from pimem_conformance._lint import lint_spec, render_lint
+from pimem_conformance._paths import spec_dir
+from pimem_conformance._report import (
+    RunSettings,
+    read_report,
+    render_summary,
+    report_lines,
+    spec_version,
+    summarise,
+    utc_now,
+    write_junit,
+    write_report,
+)
+from pimem_conformance._runner import EXIT_USAGE, Baseline, BaselineError, CaseResult, run_cases, select_cases
+from pimem_conformance._schemas import load_schemas
+
+__all__ = ["main"]
+
+PROFILES = ("core", "collector", "backfill", "forget", "context")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pimem-conformance", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run the cases against an implementation")
+    run.add_argument(
+        "--impl",
+        required=True,
+        help="'reference' (an entry point of pimem_conformance.implementations, run in-process) "
+        'or an adapter command, e.g. "node adapter.mjs"',
+    )
+    run.add_argument(
+        "--profile",
+        action="append",
+        choices=PROFILES,
+        default=[],
+        help="run only the cases of this profile (repeatable)",
+    )
+    run.add_argument("--baseline", type=Path, help="known failures (JSON): listed failures are xfail")
+    run.add_argument("--write-baseline", type=Path, help="write the current failures as a baseline file")
+    run.add_argument("--report", type=Path, help="write the JSON Lines report here")
+    run.add_argument("--junit", type=Path, help="write JUnit XML here")
+    run.add_argument(
+        "-k", dest="pattern", help="only cases whose id, area or requirement matches (substring or glob)"
+    )
+    run.add_argument("--timeout", type=float, default=30.0, help="seconds per request (subprocess adapters)")
+    run.add_argument(
+        "--max-errors", type=int, default=3, help="stop after this many consecutive adapter errors"
+    )
+    run.add_argument("--seed", type=int, help="shuffle the case order with this seed")
+    run.add_argument(
+        "--validate-adapter",
+        action="store_true",
+        help="check every request and response against spec/schemas/protocol/",
+    )
+    run.add_argument("--cov", action="store_true", help="measure the in-process reference's branch coverage")
+    run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
+
+    summary = commands.add_parser("summary", help="summarise a report")
+    summary.add_argument("report", type=Path)
+    summary.add_argument("--format", choices=("pretty", "markdown", "json"), default="pretty")
+
+    commands.add_parser("list", help="list every case: id, profile, polarity, requirements")
+    dump = commands.add_parser("dump", help="print every case as plain JSON (to vendor the cases)")
+    dump.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
+
+    lint = commands.add_parser("lint", help="check the spec: requirement coverage, case validity, ID ledger")
+    lint.add_argument("--json", action="store_true", help="print the coverage numbers as JSON")
+    return parser
+
+
+def _progress(result: CaseResult) -> None:
+    mark = {
+        "pass": ".",
+        "fail": "F",
+        "error": "E",
+        "xfail": "x",
+        "xpass": "X",
+        "not_applicable": "-",
+        "not_run": "s",
+    }[result.outcome]
+    print(mark, end="", flush=True)
+
+
+def _run(options: argparse.Namespace) -> int:
+    if options.max_errors < 1 or options.timeout <= 0:
+        print("--max-errors must be ≥ 1 and --timeout > 0", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        baseline = Baseline.load(options.baseline) if options.baseline else None
+    except BaselineError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
+    schemas = load_schemas()
+    all_cases = load_cases()
+    cases = select_cases(all_cases, profiles=options.profile, pattern=options.pattern)
+    if not cases:
+        print(f"no case matches (-k {options.pattern!r}, --profile {options.profile})", file=sys.stderr)
+        return EXIT_USAGE
+    coverage = ReferenceCoverage() if options.cov else None
+    if coverage is not None:
+        coverage.start()  # before the entry point is loaded, so module-level code is measured
+    connector = connector_for(options.impl, timeout=options.timeout)
+    if coverage is not None and not isinstance(connector, InProcessConnector):
+        coverage.stop()
+        print("--cov measures an in-process implementation (--impl reference)", file=sys.stderr)
+        return EXIT_USAGE
+    started = utc_now()
+    with tempfile.TemporaryDirectory(prefix="pimem-run-") as workdir:
+        run = run_cases(
+            Adapter(connector, schemas, validate=options.validate_adapter),
+            cases,
+            schemas,
+            baseline=baseline,
+            suite_case_ids={case.id for case in all_cases},
+            max_errors=options.max_errors,
+            seed=options.seed,
+            workdir=Path(workdir),
+            on_result=None if options.quiet else _progress,
+        )
+    if not options.quiet:
+        print()
+    percent = coverage.stop() if coverage is not None else None
+    exit_code = run.exit_code()
+    settings = RunSettings(
+        impl=options.impl,
+        selected_profiles=tuple(options.profile),
+        pattern=options.pattern,
+        seed=options.seed,
+        validate_adapter=options.validate_adapter,
+        baseline=str(options.baseline) if options.baseline else None,
+    )
+    lines = report_lines(settings, run, started=started, exit_code=exit_code, coverage=percent)
+    if options.report:
+        write_report(options.report, lines, schemas)
+    if options.junit:
+        write_junit(options.junit, run)
+    if options.write_baseline:
+        _write_baseline(options.write_baseline, lines)
+    print(render_summary(summarise(lines), "pretty"))
+    if run.stale_baseline_ids:
+        print(f"stale baseline entries (no such case): {', '.join(run.stale_baseline_ids)}")
+    if run.stopped_early:
+        print(f"stopped after {options.max_errors} consecutive adapter errors")
+    if percent is not None:
+        print(f"reference branch coverage: {percent:.1f}%")
+    return exit_code
+
+
+def _write_baseline(path: Path, lines: list[dict[str, Any]]) -> None:
+    failing = [
+        line for line in lines if line.get("type") == "case" and line["raw_outcome"] in ("fail", "error")
+    ]
+    entries = [{"id": line["id"], "reason": _reason(line)} for line in failing]
+    path.write_text(
+        json.dumps({"known_failures": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+
+
+def _reason(line: dict[str, Any]) -> str:
+    if "error" in line:
+        return f"error: {line['error']['message']}"
+    first = line["actual"][0]
+    return f"step {first['step']}: {first['mismatches'][0]['message']}"
+
+
+def _list() -> int:
+    for case in load_cases():
+        print(f"{case.id}  [{case.profile}, {case.polarity}]  {' '.join(case.requirements)}")
+    return 0
+
+
+def _dump(output: Path | None) -> int:
+    dumped = {
+        "spec_version": spec_version(),
+        "cases": [{"area": case.area, **case.raw} for case in load_cases()],
+    }
+    text = json.dumps(dumped, indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = _parser().parse_args(argv)
+    try:
+        if options.command == "run":
+            return _run(options)
+        if options.command == "summary":
+            print(render_summary(summarise(read_report(options.report)), options.format))
+            return 0
+        if options.command == "list":
+            return _list()
+        if options.command == "dump":
+            return _dump(options.output)
+        report = lint_spec(spec_dir())
+        print(json.dumps(report.numbers()) if options.json else render_lint(report))
+        return 0 if report.ok else 1
+    except CaseFileError as exc:
+        print(f"invalid case file:\n{exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (OSError, ValueError) as exc:
+        print(f"pimem-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,281 @@
+"""`pimem-conformance lint`: the spec checks itself.
+
+- requirement IDs are well formed and unique across `spec/*.md`;
+- every MUST / MUST NOT names at least one case (`Cases: a, b`) or says `Excluded: <reason>`;
+- every case file validates, case IDs are unique, and cases cite only existing requirements
+  (and appear on those requirements' `Cases:` lines, so traceability holds both ways);
+- every must_not case names a positive twin over the same journals (for a manifest case: a
+  positive manifest case);
+- `requirements-ledger.json` shows no ID removed, renumbered or reused;
+- every schema under `spec/schemas/` is valid under its metaschema.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs in the deps
+from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
+from pimem_conformance._cases import Case, case_file_problems
+from pimem_conformance._paths import fixtures_dir
+
+__all__ = ["AREAS", "LintReport", "Requirement", "lint_spec", "parse_requirements", "render_lint"]
+
+AREAS = (
+    "JOURNAL",
+    "EXTRACT",
+    "INDEX",
+    "READ",
+    "SEARCH",
+    "SUMMARY",
+    "SCOPE",
+    "REDACT",
+    "TOOL",
+    "HOOK",
+    "CMD",
+    "BACKFILL",
+)
+_REQUIREMENT = re.compile(r"^\*\*(JM-[A-Z]+-[0-9]+)\*\*\s*(.*)$")
+_WELL_FORMED = re.compile(rf"^JM-({'|'.join(AREAS)})-[0-9]{{3}}$")
+_CASES_LINE = re.compile(r"^Cases:\s*(.*)$")
+_EXCLUDED_LINE = re.compile(r"^Excluded:\s*(.*)$", re.IGNORECASE)
+_KEYWORD = re.compile(
+    r"\b(MUST NOT|MUST|SHALL NOT|SHALL|REQUIRED|SHOULD NOT|SHOULD|RECOMMENDED|MAY|OPTIONAL)\b"
+)
+_PENDING = "(pending)"
+
+
+@dataclass
+class Requirement:
+    id: str
+    document: str
+    line: int
+    text: str
+    cases: list[str] = field(default_factory=list)
+    excluded: str | None = None
+
+    @property
+    def level(self) -> str:
+        """`must` for MUST / MUST NOT (and SHALL, REQUIRED), else `should`, `may` or `none`."""
+        keywords = set(_KEYWORD.findall(self.text))
+        if keywords & {"MUST NOT", "MUST", "SHALL NOT", "SHALL", "REQUIRED"}:
+            return "must"
+        if keywords & {"SHOULD NOT", "SHOULD", "RECOMMENDED"}:
+            return "should"
+        return "may" if keywords else "none"
+
+
+def parse_requirements(document: Path) -> list[Requirement]:
+    """Requirements of one document: `**JM-AREA-NNN** sentence…` up to the `Cases:`/`Excluded:` line."""
+    requirements: list[Requirement] = []
+    current: Requirement | None = None
+    for number, line in enumerate(document.read_text(encoding="utf-8").splitlines(), start=1):
+        started = _REQUIREMENT.match(line)
+        if started:
+            current = Requirement(started.group(1), document.name, number, started.group(2))
+            requirements.append(current)
+            continue
+        if current is None:
+            continue
+        cases, excluded = _CASES_LINE.match(line), _EXCLUDED_LINE.match(line)
+        if cases:
+            listed = cases.group(1).strip()
+            current.cases = [] if listed in ("", _PENDING) else [item.strip() for item in listed.split(",")]
+            current = None
+        elif excluded:
+            current.excluded = excluded.group(1).strip()
+            current = None
+        elif not line.strip():
+            current = None  # a blank line ends the requirement's block
+        else:
+            current.text += " " + line.strip()
+    return requirements
+
+
+@dataclass
+class LintReport:
+    requirements: list[Requirement]
+    cases: list[Case]
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def uncovered(self) -> list[str]:
+        return [r.id for r in self.requirements if r.level == "must" and not r.cases and not r.excluded]
+
+    def numbers(self) -> dict[str, Any]:
+        must = [r for r in self.requirements if r.level == "must"]
+        return {
+            "requirements": len(self.requirements),
+            "must": len(must),
+            "covered": sum(1 for r in must if r.cases),
+            "excluded": sum(1 for r in must if r.excluded and not r.cases),
+            "uncovered": self.uncovered(),
+            "cases": len(self.cases),
+            "must_not_cases": sum(1 for case in self.cases if case.polarity == "must_not"),
+            "problems": len(self.problems),
+        }
+
+
+def _is_manifest_case(case: Case) -> bool:
+    return any("manifest" in step for step in case.steps)
+
+
+def _check_requirements(requirements: list[Requirement], problems: list[str]) -> None:
+    seen: dict[str, Requirement] = {}
+    for requirement in requirements:
+        where = f"{requirement.document}:{requirement.line}"
+        if not _WELL_FORMED.match(requirement.id):
+            problems.append(
+                f"{where}: {requirement.id} is not JM-<AREA>-<NNN> with AREA one of {', '.join(AREAS)}"
+            )
+        if requirement.id in seen:
+            first = seen[requirement.id]
+            problems.append(f"{where}: {requirement.id} is also defined at {first.document}:{first.line}")
+        seen[requirement.id] = requirement
+        if requirement.level == "none":
+            problems.append(f"{where}: {requirement.id} states no RFC 2119 keyword")
+        if requirement.level == "must" and not requirement.cases and not requirement.excluded:
+            problems.append(
+                f"{where}: {requirement.id} is a MUST without cases and without 'Excluded: <reason>'"
+            )
+
+
+def _load_all_cases(spec: Path, problems: list[str]) -> list[Case]:
+    cases: list[Case] = []
+    for path in sorted((spec / "cases").glob("*.json")):
+        content, file_problems = case_file_problems(path, spec)
+        problems.extend(f"cases/{problem}" for problem in file_problems)
+        if content is not None:
+            expected_area = path.stem
+            if content["area"] != expected_area:
+                problems.append(f"cases/{path.name}: area {content['area']!r} differs from the file name")
+            cases.extend(Case.from_json(raw, area=content["area"], source=path) for raw in content["cases"])
+    return cases
+
+
+def _check_cases(cases: list[Case], requirements: list[Requirement], problems: list[str]) -> None:
+    by_id: dict[str, Case] = {}
+    for case in cases:
+        if case.id in by_id:
+            problems.append(f"case {case.id} is defined twice")
+        by_id[case.id] = case
+    listed_by = {r.id: set(r.cases) for r in requirements}
+    for requirement in requirements:
+        for case_id in requirement.cases:
+            if case_id not in by_id:
+                problems.append(
+                    f"{requirement.document}:{requirement.line}: {requirement.id} lists unknown case "
+                    f"{case_id}"
+                )
+    for case in cases:
+        for requirement_id in case.requirements:
+            if requirement_id not in listed_by:
+                problems.append(f"case {case.id} cites {requirement_id}, which no spec document defines")
+            elif case.id not in listed_by[requirement_id]:
+                problems.append(f"case {case.id} cites {requirement_id}, whose Cases: line does not list it")
+        _check_twin(case, by_id, problems)
+        _check_steps(case, problems)
+
+
+def _check_twin(case: Case, by_id: dict[str, Case], problems: list[str]) -> None:
+    if case.polarity != "must_not":
+        return
+    twin = by_id.get(case.twin or "")
+    if twin is None:
+        problems.append(f"must_not case {case.id} names twin {case.twin!r}, which does not exist")
+    elif twin.polarity != "must":
+        problems.append(f"must_not case {case.id}: its twin {twin.id} is not a positive (must) case")
+    elif _is_manifest_case(case):
+        if not _is_manifest_case(twin):
+            problems.append(f"must_not manifest case {case.id}: its twin {twin.id} is not a manifest case")
+    elif twin.journals != case.journals:
+        problems.append(f"must_not case {case.id}: its twin {twin.id} runs over other journals")
+
+
+def _check_steps(case: Case, problems: list[str]) -> None:
+    journals = set(case.journals)
+    for index, step in enumerate(case.steps):
+        if "mutate" in step:
+            if "expect" in step:
+                problems.append(
+                    f"case {case.id} step {index}: a mutation has no response to expect anything of"
+                )
+            key = step["mutate"]["journal"]
+            if key not in journals and step["mutate"]["op"] != "write":
+                problems.append(f"case {case.id} step {index}: mutation of {key}, which the case never wrote")
+            journals.add(key)
+        instance = step.get("instance")
+        if instance is not None and instance not in case.instances:
+            problems.append(f"case {case.id} step {index}: instance {instance!r} is not in setup.instances")
+    for key, journal in case.journals.items():
+        if "fixture" in journal and not (fixtures_dir() / journal["fixture"]).is_file():
+            problems.append(f"case {case.id}: journal {key} names a missing fixture {journal['fixture']}")
+
+
+def _check_ledger(spec: Path, requirements: list[Requirement], problems: list[str]) -> None:
+    path = spec / "requirements-ledger.json"
+    if not path.is_file():
+        if requirements:
+            problems.append("requirements-ledger.json is missing: every issued ID must be recorded")
+        return
+    try:
+        ids = json.loads(path.read_text(encoding="utf-8"))["ids"]
+        statuses = {key: value["status"] for key, value in ids.items()}
+    except (ValueError, KeyError, TypeError) as exc:
+        problems.append(
+            f"requirements-ledger.json: expected {{'ids': {{ID: {{introduced, status}}}}}}: {exc!r}"
+        )
+        return
+    defined = {r.id for r in requirements}
+    for requirement_id, status in sorted(statuses.items()):
+        if status == "active" and requirement_id not in defined:
+            problems.append(
+                f"{requirement_id} is active in the ledger but no document defines it "
+                "(removed or renumbered? mark it withdrawn instead)"
+            )
+        elif status == "withdrawn" and requirement_id in defined:
+            problems.append(f"{requirement_id} was withdrawn and is defined again (IDs are never reused)")
+        elif status not in ("active", "withdrawn"):
+            problems.append(f"{requirement_id}: unknown ledger status {status!r}")
+    for requirement_id in sorted(defined - set(statuses)):
+        problems.append(f"{requirement_id} is defined but missing from requirements-ledger.json")
+
+
+def _check_schemas(spec: Path, problems: list[str]) -> None:
+    for path in sorted((spec / "schemas").rglob("*.schema.json")):
+        try:
+            Draft202012Validator.check_schema(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, SchemaError) as exc:
+            message = exc.message if isinstance(exc, SchemaError) else str(exc)
+            problems.append(f"{path.relative_to(spec)}: not a valid JSON Schema: {message}")
+
+
+def lint_spec(spec: Path) -> LintReport:
+    requirements = [r for document in sorted(spec.glob("*.md")) for r in parse_requirements(document)]
+    problems: list[str] = []
+    _check_requirements(requirements, problems)
+    cases = _load_all_cases(spec, problems)
+    _check_cases(cases, requirements, problems)
+    _check_ledger(spec, requirements, problems)
+    _check_schemas(spec, problems)
+    return LintReport(requirements, cases, problems)
+
+
+def render_lint(report: LintReport) -> str:
+    numbers = report.numbers()
+    lines = [
+        f"{numbers['requirements']} requirements ({numbers['must']} MUST: {numbers['covered']} with cases, "
+        f"{numbers['excluded']} excluded, {len(numbers['uncovered'])} uncovered); "
+        f"{numbers['cases']} cases ({numbers['must_not_cases']} must_not)"
+    ]
+    lines += [f"  {problem}" for problem in report.problems]
+    lines.append("lint: ok" if report.ok else f"lint: {len(report.problems)} problems")
+    return "\n".join(lines)

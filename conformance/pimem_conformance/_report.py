@@ -1,0 +1,287 @@
+"""Reports: the JSON Lines record of a run, JUnit XML for CI pages, and summaries of a report."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import sys
+import xml.etree.ElementTree as ET
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pimem_conformance import __version__
+from pimem_conformance._adapter import PROTOCOL_VERSION
+from pimem_conformance._paths import spec_dir
+from pimem_conformance._runner import OUTCOMES, CaseResult, RunResult
+from pimem_conformance._schemas import SCHEMA_ID_PREFIX, SchemaSet
+
+__all__ = [
+    "REPORT_SCHEMA_ID",
+    "RunSettings",
+    "case_line",
+    "read_report",
+    "render_summary",
+    "report_lines",
+    "spec_version",
+    "summarise",
+    "utc_now",
+    "write_junit",
+    "write_report",
+]
+
+REPORT_SCHEMA_ID = f"{SCHEMA_ID_PREFIX}report-line"
+_SPEC_VERSION = re.compile(r"\*\*Spec version: ([0-9A-Za-z.+-]+?)\.?\*\*")
+
+
+def spec_version(spec: Path | None = None) -> str:
+    """The version stated in `spec/README.md` ("**Spec version: 0.1.0.**")."""
+    try:
+        found = _SPEC_VERSION.search((spec or spec_dir()).joinpath("README.md").read_text(encoding="utf-8"))
+    except OSError:
+        found = None
+    return found.group(1) if found else "unknown"
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What the run was asked to do, for the report header."""
+
+    impl: str
+    selected_profiles: tuple[str, ...] = ()
+    pattern: str | None = None
+    seed: int | None = None
+    validate_adapter: bool = False
+    baseline: str | None = None
+
+
+def header_line(settings: RunSettings, run: RunResult, started: str) -> dict[str, Any]:
+    implementation = run.implementation
+    return {
+        "type": "header",
+        "suite": {"name": "pimem-conformance", "version": __version__},
+        "spec_version": spec_version(),
+        "protocol": PROTOCOL_VERSION,
+        "impl": settings.impl,
+        "implementation": implementation.as_json() if implementation is not None else None,
+        "profiles": list(implementation.profiles) if implementation is not None else [],
+        "selected_profiles": list(settings.selected_profiles),
+        "pattern": settings.pattern,
+        "seed": settings.seed,
+        "validate_adapter": settings.validate_adapter,
+        "baseline": settings.baseline,
+        "started": started,
+        "run_info": {"python": platform.python_version(), "platform": sys.platform},
+    }
+
+
+def case_line(result: CaseResult) -> dict[str, Any]:
+    case, run = result.case, result.run
+    line: dict[str, Any] = {
+        "type": "case",
+        "id": case.id,
+        "area": case.area,
+        "description": case.description,
+        "requirements": list(case.requirements),
+        "profile": case.profile,
+        "polarity": case.polarity,
+        "outcome": result.outcome,
+        "raw_outcome": result.raw_outcome,
+        "expected": [],
+        "actual": [],
+    }
+    if result.reason:
+        line["reason"] = result.reason
+    if run is not None:
+        line["steps_run"] = run.steps_run
+        line["expected"] = [
+            {"step": failure.step, **case.steps[failure.step].get("expect", {})} for failure in run.failures
+        ]
+        line["actual"] = [failure.as_json() for failure in run.failures]
+        if run.error is not None:
+            line["error"] = run.error.as_context()
+        elif run.broken_case is not None:
+            line["error"] = {"message": run.broken_case}
+    return line
+
+
+def footer_line(run: RunResult, exit_code: int, coverage: float | None) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        "type": "footer",
+        "totals": run.totals(),
+        "exit_code": exit_code,
+        "stopped_early": run.stopped_early,
+        "stale_baseline": run.stale_baseline_ids,
+        "finished": utc_now(),
+    }
+    if coverage is not None:
+        line["reference_branch_coverage"] = round(coverage, 1)
+    return line
+
+
+def report_lines(
+    settings: RunSettings, run: RunResult, *, started: str, exit_code: int, coverage: float | None = None
+) -> list[dict[str, Any]]:
+    return [
+        header_line(settings, run, started),
+        *(case_line(result) for result in run.results),
+        footer_line(run, exit_code, coverage),
+    ]
+
+
+def write_report(path: Path, lines: list[dict[str, Any]], schemas: SchemaSet) -> None:
+    """Write the report, refusing one that its own schema rejects (a runner bug)."""
+    for line in lines:
+        problems = schemas.errors(REPORT_SCHEMA_ID, line)
+        if problems:
+            raise AssertionError(
+                f"report line {line.get('type')} {line.get('id', '')} is invalid: {problems}"
+            )
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+
+
+def read_report(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_junit(path: Path, run: RunResult) -> None:
+    totals = run.totals()
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": "pimem-conformance",
+            "tests": str(len(run.results)),
+            "failures": str(totals["fail"] + totals["xpass"]),
+            "errors": str(totals["error"]),
+            "skipped": str(totals["not_applicable"] + totals["not_run"] + totals["xfail"]),
+        },
+    )
+    for result in run.results:
+        element = ET.SubElement(suite, "testcase", {"classname": result.case.area, "name": result.case.id})
+        line = case_line(result)
+        if result.outcome == "fail":
+            messages = [m["message"] for failure in line["actual"] for m in failure["mismatches"]]
+            failed = ET.SubElement(element, "failure", {"message": messages[0] if messages else "failed"})
+            failed.text = json.dumps(line["actual"], indent=2, ensure_ascii=False)
+        elif result.outcome == "xpass":
+            ET.SubElement(
+                element, "failure", {"message": f"passed but listed in the baseline: {result.reason}"}
+            )
+        elif result.outcome == "error":
+            errored = ET.SubElement(
+                element, "error", {"message": line.get("error", {}).get("message", "error")}
+            )
+            errored.text = json.dumps(line.get("error", {}), indent=2, ensure_ascii=False)
+        elif result.outcome in ("xfail", "not_applicable", "not_run"):
+            ET.SubElement(element, "skipped", {"message": f"{result.outcome}: {result.reason}"})
+    tree = ET.ElementTree(suite)
+    ET.indent(tree)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    """Totals and rollups per requirement and per profile, from the lines of a report."""
+    header = next((line for line in lines if line.get("type") == "header"), {})
+    cases = [line for line in lines if line.get("type") == "case"]
+    by_requirement: dict[str, Counter[str]] = defaultdict(Counter)
+    by_profile: dict[str, Counter[str]] = defaultdict(Counter)
+    for case in cases:
+        for requirement in case["requirements"]:
+            by_requirement[requirement][case["outcome"]] += 1
+        by_profile[case["profile"]][case["outcome"]] += 1
+    totals = Counter(case["outcome"] for case in cases)
+
+    def rollup(counts: Counter[str]) -> dict[str, Any]:
+        return {**{outcome: counts.get(outcome, 0) for outcome in OUTCOMES}, "status": _status(counts)}
+
+    return {
+        "implementation": header.get("implementation"),
+        "spec_version": header.get("spec_version"),
+        "totals": {outcome: totals.get(outcome, 0) for outcome in OUTCOMES},
+        "requirements": {req: rollup(by_requirement[req]) for req in sorted(by_requirement)},
+        "profiles": {profile: rollup(by_profile[profile]) for profile in sorted(by_profile)},
+        "failures": [
+            {
+                "id": case["id"],
+                "outcome": case["outcome"],
+                "requirements": case["requirements"],
+                "message": _first_message(case),
+            }
+            for case in cases
+            if case["outcome"] in ("fail", "error", "xpass")
+        ],
+    }
+
+
+def _status(counts: Counter[str]) -> str:
+    """One word per requirement or profile: the worst outcome among its cases."""
+    for outcome in ("error", "fail", "xpass", "xfail", "not_run", "pass"):
+        if counts.get(outcome):
+            return outcome
+    return "not_applicable"
+
+
+def _first_message(case: dict[str, Any]) -> str:
+    if "error" in case:
+        return str(case["error"]["message"])
+    for failure in case.get("actual", []):
+        for mismatch in failure["mismatches"]:
+            return f"step {failure['step']}: {mismatch['message']}"
+    return str(case.get("reason", ""))
+
+
+def render_summary(summary: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(summary, indent=2, ensure_ascii=False)
+    implementation = summary["implementation"] or {"name": "(adapter never started)", "version": "?"}
+    title = f"{implementation['name']} {implementation['version']} against spec {summary['spec_version']}"
+    totals = ", ".join(f"{count} {outcome}" for outcome, count in summary["totals"].items() if count)
+    if fmt == "markdown":
+        rows = [
+            f"## {title}",
+            "",
+            f"**Totals:** {totals or 'no cases'}",
+            "",
+            "| profile | status | pass | fail | error | xfail | not applicable |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        rows += [
+            f"| {name} | {r['status']} | {r['pass']} | {r['fail']} | {r['error']} | {r['xfail']} | "
+            f"{r['not_applicable']} |"
+            for name, r in summary["profiles"].items()
+        ]
+        rows += ["", "| requirement | status | pass | fail | error |", "|---|---|---|---|---|"]
+        rows += [
+            f"| {name} | {r['status']} | {r['pass']} | {r['fail']} | {r['error']} |"
+            for name, r in summary["requirements"].items()
+        ]
+        if summary["failures"]:
+            rows += ["", "### Failures", ""]
+            rows += [
+                f"- `{f['id']}` ({f['outcome']}, {', '.join(f['requirements'])}): {f['message']}"
+                for f in summary["failures"]
+            ]
+        return "\n".join(rows)
+    rows = [title, f"totals: {totals or 'no cases'}", "", "profiles:"]
+    rows += [
+        f"  {name:<12} {r['status']:<15} pass {r['pass']:>4}  fail {r['fail']:>4}  error {r['error']:>4}"
+        for name, r in summary["profiles"].items()
+    ]
+    failing = {
+        name: r
+        for name, r in summary["requirements"].items()
+        if r["status"] not in ("pass", "not_applicable")
+    }
+    rows += ["", f"requirements: {len(summary['requirements'])}, not passing: {len(failing)}"]
+    rows += [f"  {name:<16} {r['status']}" for name, r in failing.items()]
+    if summary["failures"]:
+        rows += ["", "failures:"]
+        rows += [f"  {f['id']} [{f['outcome']}] {f['message']}" for f in summary["failures"]]
+    return "\n".join(rows)
