@@ -1,0 +1,96 @@
+"""`pimem-bench`: measure the reference at a real user's scale and write JSON, Markdown and a plot.
+
+pimem-bench                       the full run: a 1 GiB corpus, curve 100 MB / 300 MB / 1 GiB,
+                                  results in tools/bench/results/latest.{json,md,png}
+pimem-bench --quick               a 100 MB smoke run (curve 30 MB / 100 MB) into .cache/bench-results/
+pimem-bench --size 300MB          another corpus size (curve: the default points below it, and it)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from pimem_tools.bench._git import RESULTS_RELPATH
+from pimem_tools.bench._report import write_outputs
+from pimem_tools.bench._run import Options, run
+
+__all__ = ["main", "parse_size"]
+
+GIB = 1 << 30
+FULL_SIZE = GIB
+FULL_CURVE = (100_000_000, 300_000_000, GIB)
+QUICK_SIZE = 100_000_000
+QUICK_CURVE = (30_000_000, QUICK_SIZE)
+DEFAULT_SEED = 1
+_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1 << 10, "mib": 1 << 20, "gib": GIB}
+
+
+def parse_size(text: str) -> int:
+    """`1GiB`, `300MB`, `100mb`, `5000000` → bytes (decimal MB/GB, binary MiB/GiB)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    unit = match.group(2).lower() if match else ""
+    if not match or unit not in _UNITS or float(match.group(1)) <= 0:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r}; examples: 1GiB, 300MB, 5000000")
+    return int(float(match.group(1)) * _UNITS[unit])
+
+
+def _repo_root() -> Path:
+    from pimem_conformance._paths import repo_root
+
+    return repo_root() or Path.cwd()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="pimem-bench",
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__,
+    )
+    parser.add_argument("--size", type=parse_size, help="corpus size (default 1GiB)")
+    parser.add_argument("--quick", action="store_true", help="100 MB smoke run with a reduced curve")
+    parser.add_argument(
+        "--curve",
+        type=lambda t: tuple(parse_size(s) for s in t.split(",")),
+        help="scaling-curve sizes, comma-separated (for example 30MB,100MB)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"corpus seed (default {DEFAULT_SEED})"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="output folder (default: tools/bench/results for the full run, .cache/bench-results otherwise)",
+    )
+    parser.add_argument("--cache-dir", type=Path, help="where corpora are kept (default: <repo>/.cache)")
+    args = parser.parse_args(argv)
+    if args.quick and args.size is not None:
+        parser.error("--quick is a fixed 100 MB run; use --size alone for another size, e.g. --size 300MB")
+    repo = _repo_root()
+    size = QUICK_SIZE if args.quick else (args.size or FULL_SIZE)
+    default_curve = QUICK_CURVE if args.quick else (*(s for s in FULL_CURVE if s < size), size)
+    curve = tuple(sorted(set(args.curve or default_curve) | {size}))
+    full_run = size == FULL_SIZE and not args.quick
+    out = args.out or (repo / RESULTS_RELPATH if full_run else repo / ".cache" / "bench-results")
+    command = shlex.join(["pimem-bench", *(sys.argv[1:] if argv is None else argv)])
+    options = Options(
+        repo=repo,
+        cache_dir=args.cache_dir or repo / ".cache",
+        size=size,
+        curve=curve,
+        seed=args.seed,
+        command=command,
+    )
+    result = run(options)
+    for path in write_outputs(result, out):
+        print(path)
+    missed = [name for name, row in result["targets"].items() if not row["met"]]
+    print(
+        f"targets met: {len(result['targets']) - len(missed)}/{len(result['targets'])}"
+        + (f"; not met: {', '.join(missed)}" if missed else "")
+    )
+    return 0

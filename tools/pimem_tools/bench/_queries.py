@@ -1,0 +1,157 @@
+"""The fixed, mixed search query set, derived deterministically from the corpus.
+
+Terms come from a sample of the same extracted, redacted text the index holds, so every query
+category hits what it is meant to hit: rare terms (one entry in the sample), common terms (the most
+frequent), multi-term queries (terms taken from one entry), any-term fallback (a real term plus a
+word that occurs nowhere), date-bounded queries (`since`/`until`), kind-filtered queries, and a few
+project-scoped ones. The same corpus always gives the same queries in the same order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+__all__ = ["CATEGORY_SIZES", "Query", "TermSample", "build_queries"]
+
+# Letter/digit runs, as the spec splits query text; the index folds case.
+_TERM = re.compile(r"[^\W_]+")
+_TOKENS_PER_ENTRY = 400  # enough vocabulary per entry without letting huge entries dominate
+CATEGORY_SIZES = {
+    "rare": 60,
+    "common": 30,
+    "multi": 50,
+    "fallback": 30,
+    "dated": 20,
+    "kind": 20,
+    "project": 10,
+}
+
+
+@dataclass(frozen=True)
+class Query:
+    category: str
+    arguments: dict[str, Any]
+
+    @property
+    def single_term(self) -> str | None:
+        """The query's one term when ripgrep can be asked the same question."""
+        if self.category in ("rare", "common"):
+            return str(self.arguments["query"])
+        return None
+
+
+def _stable_order(term: str) -> bytes:
+    # A hash order picks a spread of terms instead of the alphabetically first ones.
+    return hashlib.sha256(term.encode()).digest()
+
+
+def _searchable(term: str, min_length: int) -> bool:
+    return len(term) >= min_length and not term.isdigit()
+
+
+@dataclass
+class TermSample:
+    """Term statistics over every `stride`-th entry of each kind, gathered while the corpus is extracted."""
+
+    stride: int = 20
+    # Counted per kind: entries alternate kinds, so one global stride would only ever sample one kind.
+    seen: Counter[str] = field(default_factory=Counter)
+    document_frequency: Counter[str] = field(default_factory=Counter)
+    entry_terms: list[list[str]] = field(default_factory=list)
+    kind_terms: dict[str, list[str]] = field(default_factory=dict)
+    first_timestamp: str | None = None
+    last_timestamp: str | None = None
+
+    def add(self, kind: str, timestamp: str, text: str) -> None:
+        self.seen[kind] += 1
+        if self.seen[kind] % self.stride != 1:
+            return
+        if timestamp:
+            self.first_timestamp = min(self.first_timestamp or timestamp, timestamp)
+            self.last_timestamp = max(self.last_timestamp or timestamp, timestamp)
+        terms = list(dict.fromkeys(_TERM.findall(text.casefold())))[:_TOKENS_PER_ENTRY]
+        self.document_frequency.update(terms)
+        usable = [term for term in terms if _searchable(term, 4)]
+        if len(usable) >= 3 and len(self.entry_terms) < 5000:
+            self.entry_terms.append(usable)
+        if usable:
+            self.kind_terms.setdefault(kind, []).append(usable[len(usable) // 2])
+
+
+def _pick(candidates: list[str], count: int) -> list[str]:
+    return sorted(candidates, key=_stable_order)[:count]
+
+
+def _absent_word(sample: TermSample, index: int) -> str:
+    word = f"qzxjv{index:03d}wkq"
+    while word in sample.document_frequency:
+        word += "x"
+    return word
+
+
+def build_queries(sample: TermSample) -> list[Query]:
+    frequency = sample.document_frequency
+    rare = _pick([t for t, n in frequency.items() if n == 1 and _searchable(t, 6)], CATEGORY_SIZES["rare"])
+    common_pool = [t for t, _ in frequency.most_common(400) if _searchable(t, 4)]
+    common = common_pool[: CATEGORY_SIZES["common"]]
+    queries = [Query("rare", {"action": "search", "query": t, "scope": "global"}) for t in rare]
+    queries += [Query("common", {"action": "search", "query": t, "scope": "global"}) for t in common]
+
+    entries = sorted(sample.entry_terms, key=lambda terms: _stable_order(" ".join(terms)))
+    for position, terms in enumerate(entries[: CATEGORY_SIZES["multi"]]):
+        chosen = terms[position % len(terms)], terms[-1 - position % len(terms)], terms[len(terms) // 2]
+        text = " ".join(dict.fromkeys(chosen))
+        queries.append(Query("multi", {"action": "search", "query": text, "scope": "global"}))
+
+    pool = rare + common
+    for index in range(CATEGORY_SIZES["fallback"]):
+        text = f"{pool[index % len(pool)]} {_absent_word(sample, index)}"
+        queries.append(Query("fallback", {"action": "search", "query": text, "scope": "global"}))
+
+    queries += _dated(sample, common)
+    kinds = sorted(sample.kind_terms)
+    for index in range(CATEGORY_SIZES["kind"] if kinds else 0):
+        kind = kinds[index % len(kinds)]
+        terms = sample.kind_terms[kind]
+        arguments = {
+            "action": "search",
+            "query": terms[(index * 7919) % len(terms)],
+            "kind": kind,
+            "scope": "global",
+        }
+        queries.append(Query("kind", arguments))
+
+    # Scope project (the default) filters by the current session's project root.
+    for term in common_pool[: CATEGORY_SIZES["project"]]:
+        queries.append(Query("project", {"action": "search", "query": term}))
+    return queries
+
+
+def _dated(sample: TermSample, common: list[str]) -> list[Query]:
+    first, last = sample.first_timestamp, sample.last_timestamp
+    if not (first and last and common):
+        return []
+    middle_day = _midpoint_day(first, last)
+    queries = []
+    for index in range(CATEGORY_SIZES["dated"]):
+        term = common[index % len(common)]
+        bounds: dict[str, str]
+        if index % 3 == 0:
+            bounds = {"since": middle_day}
+        elif index % 3 == 1:
+            bounds = {"until": middle_day}
+        else:  # a timestamp with a zone, the other accepted form
+            bounds = {"since": f"{first[:10]}T00:00:00Z", "until": f"{middle_day}T23:59:59Z"}
+        queries.append(Query("dated", {"action": "search", "query": term, "scope": "global", **bounds}))
+    return queries
+
+
+def _midpoint_day(first: str, last: str) -> str:
+    start = datetime.fromisoformat(first.replace("Z", "+00:00"))
+    end = datetime.fromisoformat(last.replace("Z", "+00:00"))
+    return (start + (end - start) / 2).date().isoformat()

@@ -1,0 +1,229 @@
+"""The one narrow seam between the benchmark and the reference implementation.
+
+Three ways in, each the way a user or Pi would meet the code:
+- `pimem index` / `pimem rebuild` as subprocesses (timed, with the peak RSS of the process tree);
+- `ToolClient`: the in-process `pimem._serve:ProtocolServer`, driven with the protocol's messages, the
+  same code `pimem serve` runs for the Pi extension;
+- `extracted_entries` / `redact`: the reference's own extraction and redaction, called stage by stage
+  for the ceiling and the where-the-time-goes figures.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import apsw
+import orjson
+
+if TYPE_CHECKING:
+    from pimem_tools.bench._corpus import Corpus
+
+__all__ = [
+    "IndexRun",
+    "ToolClient",
+    "extracted_entries",
+    "fts_options",
+    "index_argv",
+    "index_files",
+    "isolated_env",
+    "rebuild_argv",
+    "redact",
+    "run_pimem",
+]
+
+INDEX_FILE = "index.sqlite"  # the reference keeps its index at <state_dir>/index.sqlite
+
+
+def _source_argv(corpus: Corpus, state_dir: Path) -> list[str]:
+    argv = ["--index", str(state_dir / INDEX_FILE)]
+    if corpus.agent_dir is not None:
+        argv += ["--agent-dir", str(corpus.agent_dir)]
+    for flat in corpus.session_dirs:
+        argv += ["--sessions-dir", str(flat)]
+    return argv
+
+
+def index_argv(corpus: Corpus, state_dir: Path) -> list[str]:
+    return [*_source_argv(corpus, state_dir), "index"]
+
+
+def rebuild_argv(corpus: Corpus, state_dir: Path) -> list[str]:
+    return [*_source_argv(corpus, state_dir), "rebuild"]
+
+
+def index_files(state_dir: Path) -> list[Path]:
+    """Everything the reference keeps in its state dir: the index and its WAL, if any is left."""
+    return [path for path in state_dir.rglob("*") if path.is_file()]
+
+
+def isolated_env(state_dir: Path) -> dict[str, str]:
+    """The environment of a `pimem` subprocess: a private HOME so nothing reads or writes the real ~/.pi."""
+    home = state_dir.parent / f"{state_dir.name}-home"
+    home.mkdir(exist_ok=True)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PI_CODING_AGENT")}
+    env["HOME"] = str(home)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def fts_options(state_dir: Path) -> str:
+    """The arguments of the reference's FTS5 table, so the ceiling uses exactly the same options."""
+    connection = apsw.Connection(str(state_dir / INDEX_FILE), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        rows = connection.execute(
+            "SELECT sql FROM sqlite_master WHERE type='table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%'"
+        ).fetchall()
+    finally:
+        connection.close()
+    if len(rows) != 1:
+        raise RuntimeError(f"expected one FTS5 table in the reference's index, found {len(rows)}")
+    match = re.search(r"fts5\s*\((.*)\)\s*$", str(rows[0][0]), re.DOTALL | re.IGNORECASE)
+    if match is None:
+        raise RuntimeError(f"cannot read the FTS5 options of: {rows[0][0]}")
+    return " ".join(match.group(1).split())
+
+
+@dataclass(frozen=True)
+class IndexRun:
+    seconds: float
+    peak_rss_bytes: int
+
+
+def _tree_rss_bytes(root_pid: int) -> int:
+    """Resident memory of a process and all its descendants, from /proc (0 once it is gone)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)  # fields[1] is the parent pid
+        rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")  # fields[21] is rss in pages
+    total, stack = 0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+def run_pimem(argv: list[str], env: dict[str, str]) -> IndexRun:
+    """Run `pimem <argv>` to completion; its wall time and peak RSS.
+
+    The peak is the larger of the kernel's own high-water mark for the process (`wait4`, exact for a
+    single process) and the sum over its process tree polled every 20 ms (which also counts any worker
+    processes running at the same time).
+    """
+    started = time.perf_counter()
+    process = subprocess.Popen(["pimem", *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    polled_peak = 0
+    done = threading.Event()
+
+    def poll() -> None:
+        nonlocal polled_peak
+        while not done.wait(0.02):
+            polled_peak = max(polled_peak, _tree_rss_bytes(process.pid))
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    assert process.stderr is not None
+    stderr = process.stderr.read()  # drained while it runs so a full pipe never stalls it
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    done.set()
+    poller.join()
+    if process.returncode != 0:
+        raise RuntimeError(f"pimem {' '.join(argv)} exited {process.returncode}: {stderr.decode()[-2000:]}")
+    return IndexRun(seconds, max(usage.ru_maxrss * 1024, polled_peak))
+
+
+def extracted_entries(path: str) -> Iterator[Any]:
+    """Every entry of one journal as the reference extracts it (read, parse, extract; no redaction)."""
+    from pimem._extract import extract, sensitive_call_ids
+    from pimem._journals import DEFAULT_MAX_LINE_BYTES, parse_line, read_chunk
+
+    withheld: set[str] = set()
+    offset = 0
+    while True:
+        chunk = read_chunk(path, offset, DEFAULT_MAX_LINE_BYTES)
+        if chunk.end == offset:
+            return
+        for _, raw in chunk.lines:
+            obj = parse_line(raw)
+            withheld.update(sensitive_call_ids(obj))
+            entry = extract(obj, withheld)
+            if entry is not None:
+                yield entry
+        offset = chunk.end
+
+
+def redact(text: str) -> str:
+    from pimem._redact import redact as reference_redact
+
+    return reference_redact(text)
+
+
+class ToolClient:
+    """One protocol instance of the reference, answering `memory_context` calls in process.
+
+    Every request and response goes through orjson both ways, as it would through `pimem serve`, so
+    a timed call includes the serialisation Pi's extension pays for.
+    """
+
+    def __init__(self, workspace: dict[str, Any], now: str, allow_global: bool = True) -> None:
+        from pimem._serve import ProtocolServer
+
+        self._server: Any = ProtocolServer()
+        self._seq = 0
+        self.request({"cmd": "start", "protocol": 1})
+        self.request(
+            {
+                "cmd": "open",
+                "instance": "bench",
+                "workspace": workspace,
+                "clock": {"now": now, "tz": "UTC"},
+                "settings": {"allow_global": allow_global},
+            }
+        )
+        self.request(
+            {"cmd": "event", "instance": "bench", "name": "session_start", "data": {"reason": "startup"}}
+        )
+        self.request({"cmd": "idle", "instance": "bench"})
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        self._seq += 1
+        wire = orjson.dumps({"seq": self._seq, **message})
+        response: dict[str, Any] = self._server.handle(orjson.loads(wire))
+        orjson.dumps(response)
+        if response.get("errored"):
+            raise RuntimeError(
+                f"the reference could not handle {message.get('cmd')}: {response.get('context')}"
+            )
+        return response
+
+    def tool(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        response = self.request(
+            {"cmd": "tool", "instance": "bench", "name": "memory_context", "arguments": arguments}
+        )
+        if "error" in response:
+            raise RuntimeError(f"memory_context {arguments} failed: {response['error']}")
+        return response
+
+    def close(self) -> None:
+        self.request({"cmd": "close", "instance": "bench"})
+        self.request({"cmd": "stop"})

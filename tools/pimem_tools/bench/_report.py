@@ -1,0 +1,214 @@
+"""The three outputs of a run: the JSON result, a Markdown table and a PNG plot.
+
+All three are rendered from the one result dictionary, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pimem_tools.bench._stats import MB
+from pimem_tools.bench._targets import DIRECTIONS
+
+__all__ = ["render_markdown", "write_outputs"]
+
+# Published figures of the seed design (2.37 GB of real journals), shown beside ours.
+PUBLISHED = {
+    "corpus": "2.37 GB, 709 sessions",
+    "indexing_mb_per_s": 23.0,
+    "index_size_ratio": 0.114,
+    "search_p50_ms": 21.0,
+}
+
+
+def _fmt(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "not measured"
+    if isinstance(value, float):
+        text = f"{value:.3g}" if abs(value) < 100 else f"{value:,.0f}"
+    else:
+        text = f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{text} {unit}".strip() if unit and unit != "x" else (f"{text}x" if unit == "x" else text)
+
+
+def _latency(block: dict[str, Any], *keys: str) -> str:
+    return " / ".join(f"{block[key]:.2f}" for key in keys) + " ms"
+
+
+def _target_rows(targets: dict[str, dict[str, Any]]) -> list[str]:
+    rows = ["| target | measured | wanted | met |", "|---|---|---|---|"]
+    for row in targets.values():
+        wanted = f"{DIRECTIONS[row['direction']]} {_fmt(row['target'], row['unit'])}"
+        met = "yes" if row["met"] else ("not measured" if row["value"] is None else "**no**")
+        note = f" ({row['note']})" if row.get("note") else ""
+        rows.append(f"| {row['description']} | {_fmt(row['value'], row['unit'])}{note} | {wanted} | {met} |")
+    return rows
+
+
+def _measurement_rows(result: dict[str, Any]) -> list[str]:
+    indexing, ceiling, stages = result["indexing"], result["ceiling"], result["stages"]
+    search, read, append = result["search"], result["read"], result["append"]
+    rg, rebuild, startup = result["ripgrep"], result["rebuild"], result["pi_startup"]
+    rows = ["| measurement | result |", "|---|---|"]
+    rows.append(
+        f"| first-pass indexing (`pimem index`) | {indexing['mb_per_s']:.1f} MB/s "
+        f"({indexing['seconds']:.1f} s), peak RSS {indexing['peak_rss_mb']:.0f} MB |"
+    )
+    rows.append(
+        f"| raw FTS5 insert ceiling, same text | {ceiling['mb_per_s']:.1f} MB/s of journal "
+        f"({ceiling['seconds']:.1f} s); ours ÷ ceiling = {ceiling['ours_over_ceiling']:.2f} |"
+    )
+    rows.append(f"| read + parse + extract alone | {stages['extract_mb_per_s']:.1f} MB/s of journal |")
+    rows.append(
+        f"| redaction alone | {stages['redact_mb_per_s']:.1f} MB/s of journal "
+        f"({stages['redact_text_mb_per_s']:.1f} MB/s of extracted text) |"
+    )
+    rows.append(
+        f"| append → searchable (50 MB journal, median of {append['samples']}) | "
+        f"{append['median_ms']:.2f} ms (p95 {append['p95_ms']:.2f} ms) |"
+    )
+    rows.append(
+        f"| search p50 / p95 / p99 ({search['queries']} queries) | "
+        f"{_latency(search, 'p50_ms', 'p95_ms', 'p99_ms')} |"
+    )
+    rows.append(
+        f"| read p50 / p99 ({read['pages']} pages of 16,000 chars) | {_latency(read, 'p50_ms', 'p99_ms')} |"
+    )
+    rows.append(
+        f"| index size | {indexing['index_bytes'] / MB:.1f} MB = "
+        f"{indexing['index_ratio'] * 100:.2f} % of journal bytes |"
+    )
+    if rg["available"]:
+        rows.append(
+            f"| ripgrep, same {rg['queries']} single-term queries | median {rg['rg_median_ms']:.0f} ms "
+            f"vs ours {rg['ours_median_ms']:.2f} ms: {rg['speedup']:,.0f}x faster |"
+        )
+    else:
+        rows.append(f"| ripgrep | unavailable: {rg['reason']} |")
+    rows.append(f"| `pimem rebuild` | {rebuild['seconds']:.1f} s ({rebuild['mb_per_s']:.1f} MB/s) |")
+    if startup["measured"]:
+        rows.append(
+            f"| Pi start-up with ÷ without the extension | {startup['ratio']:.3f} "
+            f"({startup['with_ms']:.0f} ms vs {startup['without_ms']:.0f} ms) |"
+        )
+    else:
+        rows.append(f"| Pi start-up with ÷ without the extension | not measured: {startup['reason']} |")
+    return rows
+
+
+def _category_rows(search: dict[str, Any]) -> list[str]:
+    rows = ["| query category | queries | p50 | p95 | p99 |", "|---|---|---|---|---|"]
+    for category, block in search["by_category"].items():
+        rows.append(
+            f"| {category} | {block['queries']} | {block['p50_ms']:.2f} ms | {block['p95_ms']:.2f} ms "
+            f"| {block['p99_ms']:.2f} ms |"
+        )
+    return rows
+
+
+def _scaling_rows(scaling: list[dict[str, Any]]) -> list[str]:
+    rows = [
+        "| corpus | journals | indexing | index size | search p50 | peak RSS |",
+        "|---|---|---|---|---|---|",
+    ]
+    for point in scaling:
+        rows.append(
+            f"| {point['bytes'] / MB:,.0f} MB | {point['journals']:,} | {point['index_seconds']:.1f} s "
+            f"({point['mb_per_s']:.1f} MB/s) | {point['index_bytes'] / MB:.1f} MB "
+            f"({point['index_ratio'] * 100:.2f} %) | {point['search_p50_ms']:.2f} ms "
+            f"| {point['peak_rss_mb']:.0f} MB |"
+        )
+    return rows
+
+
+def render_markdown(result: dict[str, Any]) -> str:
+    corpus, trees = result["corpus"], result["trees"]
+    clean = "clean" if trees["clean"] else "with uncommitted changes"
+    lines = [
+        "# pimem-bench results",
+        "",
+        f"Corpus: {corpus['bytes'] / MB:,.0f} MB of journals ({corpus['journals']:,} journals, "
+        f"{corpus['entries']:,} entries, seed {corpus['seed']}). Machine: {result['machine']['cpus']} CPUs, "
+        f"Python {result['machine']['python']}, SQLite {result['machine']['sqlite']}. "
+        f"Measured {result['measured_at']} on `reference/` tree `{trees['reference'][:12]}` and "
+        f"`tools/` tree `{trees['tools'][:12]}` ({clean}).",
+        "",
+        f"Reproduce: `{result['command']}`",
+        "",
+        "## Targets",
+        "",
+        *_target_rows(result["targets"]),
+        "",
+        "## Measurements (one run)",
+        "",
+        *_measurement_rows(result),
+        "",
+        "## Search latency by query category",
+        "",
+        *_category_rows(result["search"]),
+        "",
+        "## Scaling",
+        "",
+        *_scaling_rows(result["scaling"]),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, never a display
+    import matplotlib.pyplot as plt
+
+    figure, ((by_category, others), (build, latency)) = plt.subplots(2, 2, figsize=(12, 8.5))
+    figure.suptitle(f"pimem-bench, {result['corpus']['bytes'] / MB:,.0f} MB corpus")
+
+    def ecdf(axis: Any, samples: list[float], label: str) -> None:
+        ordered = sorted(samples)
+        axis.step(ordered, [(i + 1) / len(ordered) for i in range(len(ordered))], where="post", label=label)
+
+    for category in result["search"]["by_category"]:
+        samples = [
+            s
+            for s, c in zip(result["search"]["samples_ms"], result["search"]["categories"], strict=True)
+            if c == category
+        ]
+        ecdf(by_category, samples, category)
+    by_category.set(
+        xscale="log",
+        xlabel="search latency (ms)",
+        ylabel="fraction of queries",
+        title="search, end to end through the tool",
+    )
+    ecdf(others, result["search"]["samples_ms"], "search (all)")
+    ecdf(others, result["read"]["samples_ms"], "read (16,000-char pages)")
+    ecdf(others, result["append"]["samples_ms"], "append → searchable")
+    others.set(xscale="log", xlabel="latency (ms)", ylabel="fraction", title="latency distributions")
+    for axis in (by_category, others):
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(fontsize=8)
+
+    sizes = [p["bytes"] / MB for p in result["scaling"]]
+    build.plot(sizes, [p["index_seconds"] for p in result["scaling"]], "o-", label="first-pass indexing (s)")
+    build.plot(sizes, [p["index_bytes"] / MB for p in result["scaling"]], "s-", label="index size (MB)")
+    build.set(xlabel="corpus (MB)", title="scaling: indexing time and index size")
+    latency.plot(sizes, [p["search_p50_ms"] for p in result["scaling"]], "o-", label="search p50 (ms)")
+    latency.set(xlabel="corpus (MB)", ylabel="ms", title="scaling: search p50", ylim=(0, None))
+    for axis in (build, latency):
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def write_outputs(result: dict[str, Any], out_dir: Path, stem: str = "latest") -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, md_path, png_path = (out_dir / f"{stem}{suffix}" for suffix in (".json", ".md", ".png"))
+    json_path.write_text(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    md_path.write_text(render_markdown(result))
+    _plot(result, png_path)
+    return [json_path, md_path, png_path]
