@@ -16,7 +16,7 @@ from typing import Any
 
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._cases import CaseFileError, load_cases
-from pimem_conformance._connector import InProcessConnector, connector_for
+from pimem_conformance._connector import connector_for, in_process_entry_point
 from pimem_conformance._coverage import ReferenceCoverage
 from pimem_conformance._lint import lint_spec, render_lint
 from pimem_conformance._paths import spec_dir
@@ -42,8 +42,15 @@ PROFILES = ("core", "collector", "backfill", "forget", "context")
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pimem-conformance", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    spec_option = argparse.ArgumentParser(add_help=False)
+    spec_option.add_argument(
+        "--spec",
+        type=Path,
+        default=None,
+        help="a spec folder (cases/, schemas/) other than the one shipped with the suite",
+    )
 
-    run = commands.add_parser("run", help="run the cases against an implementation")
+    run = commands.add_parser("run", parents=[spec_option], help="run the cases against an implementation")
     run.add_argument(
         "--impl",
         required=True,
@@ -81,11 +88,17 @@ def _parser() -> argparse.ArgumentParser:
     summary.add_argument("report", type=Path)
     summary.add_argument("--format", choices=("pretty", "markdown", "json"), default="pretty")
 
-    commands.add_parser("list", help="list every case: id, profile, polarity, requirements")
-    dump = commands.add_parser("dump", help="print every case as plain JSON (to vendor the cases)")
+    commands.add_parser(
+        "list", parents=[spec_option], help="list every case: id, profile, polarity, requirements"
+    )
+    dump = commands.add_parser(
+        "dump", parents=[spec_option], help="print every case as plain JSON (to vendor the cases)"
+    )
     dump.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
 
-    lint = commands.add_parser("lint", help="check the spec: requirement coverage, case validity, ID ledger")
+    lint = commands.add_parser(
+        "lint", parents=[spec_option], help="check the spec: requirement coverage, case validity, ID ledger"
+    )
     lint.add_argument("--json", action="store_true", help="print the coverage numbers as JSON")
     return parser
 
@@ -112,20 +125,19 @@ def _run(options: argparse.Namespace) -> int:
     except BaselineError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    schemas = load_schemas()
-    all_cases = load_cases()
+    schemas = load_schemas(options.spec)
+    all_cases = load_cases(options.spec)
     cases = select_cases(all_cases, profiles=options.profile, pattern=options.pattern)
     if not cases:
         print(f"no case matches (-k {options.pattern!r}, --profile {options.profile})", file=sys.stderr)
+        return EXIT_USAGE
+    if options.cov and in_process_entry_point(options.impl) is None:
+        print("--cov measures an in-process implementation (--impl reference)", file=sys.stderr)
         return EXIT_USAGE
     coverage = ReferenceCoverage() if options.cov else None
     if coverage is not None:
         coverage.start()  # before the entry point is loaded, so module-level code is measured
     connector = connector_for(options.impl, timeout=options.timeout)
-    if coverage is not None and not isinstance(connector, InProcessConnector):
-        coverage.stop()
-        print("--cov measures an in-process implementation (--impl reference)", file=sys.stderr)
-        return EXIT_USAGE
     started = utc_now()
     with tempfile.TemporaryDirectory(prefix="pimem-run-") as workdir:
         run = run_cases(
@@ -150,10 +162,11 @@ def _run(options: argparse.Namespace) -> int:
         seed=options.seed,
         validate_adapter=options.validate_adapter,
         baseline=str(options.baseline) if options.baseline else None,
+        spec=options.spec,
     )
     lines = report_lines(settings, run, started=started, exit_code=exit_code, coverage=percent)
     if options.report:
-        write_report(options.report, lines, schemas)
+        write_report(options.report, lines, load_schemas())  # the suite's own report schema
     if options.junit:
         write_junit(options.junit, run)
     if options.write_baseline:
@@ -185,16 +198,16 @@ def _reason(line: dict[str, Any]) -> str:
     return f"step {first['step']}: {first['mismatches'][0]['message']}"
 
 
-def _list() -> int:
-    for case in load_cases():
+def _list(spec: Path | None) -> int:
+    for case in load_cases(spec):
         print(f"{case.id}  [{case.profile}, {case.polarity}]  {' '.join(case.requirements)}")
     return 0
 
 
-def _dump(output: Path | None) -> int:
+def _dump(spec: Path | None, output: Path | None) -> int:
     dumped = {
-        "spec_version": spec_version(),
-        "cases": [{"area": case.area, **case.raw} for case in load_cases()],
+        "spec_version": spec_version(spec),
+        "cases": [{"area": case.area, **case.raw} for case in load_cases(spec)],
     }
     text = json.dumps(dumped, indent=2, ensure_ascii=False) + "\n"
     if output is None:
@@ -213,11 +226,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(render_summary(summarise(read_report(options.report)), options.format))
             return 0
         if options.command == "list":
-            return _list()
+            return _list(options.spec)
         if options.command == "dump":
-            return _dump(options.output)
-        report = lint_spec(spec_dir())
-        print(json.dumps(report.numbers()) if options.json else render_lint(report))
+            return _dump(options.spec, options.output)
+        report = lint_spec(options.spec or spec_dir())
+        if options.json:
+            print("\n".join(report.problems), file=sys.stderr)
+            print(json.dumps(report.numbers()))
+        else:
+            print(render_lint(report))
         return 0 if report.ok else 1
     except CaseFileError as exc:
         print(f"invalid case file:\n{exc}", file=sys.stderr)

@@ -17,7 +17,7 @@ import subprocess
 import threading
 import traceback
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Protocol, runtime_checkable
 
 from pimem_conformance._jsjson import dumps_like_js
@@ -30,6 +30,7 @@ __all__ = [
     "ProtocolHandler",
     "SubprocessConnector",
     "connector_for",
+    "in_process_entry_point",
 ]
 
 IMPLEMENTATIONS_GROUP = "pimem_conformance.implementations"
@@ -228,13 +229,17 @@ class SubprocessConnector:
                 stream.close()
 
 
+def in_process_entry_point(impl: str) -> EntryPoint | None:
+    """The entry point of `pimem_conformance.implementations` named `impl`, if there is one."""
+    found = tuple(entry_points(group=IMPLEMENTATIONS_GROUP, name=impl))
+    return found[0] if found else None
+
+
 def connector_for(impl: str, *, timeout: float) -> Connector:
     """`impl` names an entry point of `pimem_conformance.implementations` or is a shell-style command."""
-    found = entry_points(group=IMPLEMENTATIONS_GROUP, name=impl)
-    if found:
-        (entry_point,) = tuple(found)
-        factory = entry_point.load()
-        return InProcessConnector(factory)
+    entry_point = in_process_entry_point(impl)
+    if entry_point is not None:
+        return InProcessConnector(entry_point.load())
     argv = shlex.split(impl)
     if not argv:
         raise ValueError("--impl needs an entry-point name (e.g. 'reference') or an adapter command")

@@ -60,6 +60,7 @@ class RunSettings:
     seed: int | None = None
     validate_adapter: bool = False
     baseline: str | None = None
+    spec: Path | None = None  # None: the spec shipped with the suite
 
 
 def header_line(settings: RunSettings, run: RunResult, started: str) -> dict[str, Any]:
@@ -67,7 +68,7 @@ def header_line(settings: RunSettings, run: RunResult, started: str) -> dict[str
     return {
         "type": "header",
         "suite": {"name": "pimem-conformance", "version": __version__},
-        "spec_version": spec_version(),
+        "spec_version": spec_version(settings.spec),
         "protocol": PROTOCOL_VERSION,
         "impl": settings.impl,
         "implementation": implementation.as_json() if implementation is not None else None,

@@ -1,9 +1,127 @@
-"""pytest plugin: runs the conformance cases as pytest items (filled in by the runner work)."""
+"""pytest plugin: the conformance cases as pytest items, one per case, named by the case id.
+
+Any test module can turn the cases into items (the project's own is
+`conformance/tests/test_cases.py`; an implementer copies these lines)::
+
+    import pytest
+    from pimem_conformance.pytest_plugin import case_params
+
+    @pytest.mark.parametrize("pimem_case", case_params())
+    def test_case(pimem_case, pimem_check):
+        pimem_check(pimem_case)
+
+`pytest --pimem-impl "node adapter.mjs"` then judges that adapter; the default is the in-process
+reference. `--pimem-baseline FILE` turns listed failures into strict xfails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pimem_conformance._adapter import Adapter
+from pimem_conformance._cases import Case, load_cases
+from pimem_conformance._connector import AdapterError, connector_for
+from pimem_conformance._driver import CaseRun, run_case
+from pimem_conformance._runner import Baseline
+from pimem_conformance._schemas import load_schemas
+
+__all__ = ["case_params", "describe_failure"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--pimem-impl", default="reference", help="implementation under test: 'reference' or a command"
+    group = parser.getgroup("pimem", "pi-memory conformance cases")
+    group.addoption(
+        "--pimem-impl",
+        default="reference",
+        help="implementation under test: an entry-point name ('reference') or an adapter command",
     )
+    group.addoption(
+        "--pimem-baseline", type=Path, default=None, help="known failures: listed cases are xfail"
+    )
+    group.addoption(
+        "--pimem-timeout", type=float, default=30.0, help="seconds per request (subprocess adapters)"
+    )
+
+
+def case_params() -> list[Any]:
+    """Every case as a `pytest.param` whose id is the case id."""
+    return [pytest.param(case, id=case.id) for case in load_cases()]
+
+
+def describe_failure(case: Case, run: CaseRun) -> str:
+    """Expected against actual for every failing step, readable in a pytest report."""
+    if run.error is not None:
+        parts = [f"adapter error: {run.error.message}"]
+        if run.error.stderr:
+            parts.append(f"adapter stderr (tail):\n{run.error.stderr}")
+        if run.error.traceback:
+            parts.append(run.error.traceback)
+        return "\n".join(parts)
+    if run.broken_case is not None:
+        return run.broken_case
+    lines = [f"{case.id} ({', '.join(case.requirements)}): {case.description}"]
+    for failure in run.failures:
+        lines.append(f"step {failure.step}: {json.dumps(failure.request, ensure_ascii=False)}")
+        for mismatch in failure.mismatches:
+            details = mismatch.as_json()
+            lines.append(f"  {details['message']}")
+            lines.append(f"    expected: {json.dumps(details['expected'], ensure_ascii=False)}")
+            lines.append(f"    actual:   {json.dumps(details['actual'], ensure_ascii=False)[:2000]}")
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="session")
+def pimem_adapter(pytestconfig: pytest.Config) -> Iterator[Adapter]:
+    """The implementation under test, started once per test session (validating every message)."""
+    connector = connector_for(
+        pytestconfig.getoption("pimem_impl"), timeout=pytestconfig.getoption("pimem_timeout")
+    )
+    adapter = Adapter(connector, load_schemas(), validate=True)
+    adapter.start()
+    yield adapter
+    adapter.stop()
+
+
+@pytest.fixture(scope="session")
+def pimem_baseline(pytestconfig: pytest.Config) -> Baseline | None:
+    path = pytestconfig.getoption("pimem_baseline")
+    return Baseline.load(path) if path is not None else None
+
+
+@pytest.fixture
+def pimem_check(
+    pimem_adapter: Adapter, pimem_baseline: Baseline | None, tmp_path: Path
+) -> Callable[[Case], None]:
+    """Run one case; fail with expected vs actual, skip when its profile is not claimed."""
+
+    def check(case: Case) -> None:
+        implementation = pimem_adapter.implementation
+        if implementation is None:  # the previous case left the adapter broken
+            try:
+                implementation = pimem_adapter.restart()
+            except AdapterError as exc:
+                pytest.fail(f"the adapter does not start: {exc.message}\n{exc.stderr}")
+        if case.profile not in implementation.profiles:
+            pytest.skip(f"not_applicable: profile {case.profile!r} is not claimed")
+        run = run_case(pimem_adapter, case, load_schemas(), workdir=tmp_path)
+        if run.error is not None:
+            pimem_adapter.implementation = None
+            pimem_adapter.connector.close()
+        known_failure = pimem_baseline.reasons.get(case.id) if pimem_baseline is not None else None
+        if known_failure is not None:
+            if run.outcome == "pass":
+                pytest.fail(
+                    f"xpass: {case.id} passes but the baseline lists it ({known_failure}); "
+                    "the baseline is stale",
+                    pytrace=False,
+                )
+            pytest.xfail(known_failure)
+        if run.outcome != "pass":
+            pytest.fail(describe_failure(case, run), pytrace=False)
+
+    return check

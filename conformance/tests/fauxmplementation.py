@@ -7,7 +7,8 @@ real adapters do. Run as `python fauxmplementation.py MODE` it speaks the protoc
 
 Modes: ok, crash (exit on the first tool call), crash-on-WORD (exit when a query contains WORD),
 hang, garbage (non-JSON on stdout), invalid-json (a truncated object), wrong-protocol,
-errored (answers every tool call with `errored`), bad-seq, profiles-PROFILE+PROFILE.
+errored (answers every tool call with `errored`), bad-seq, bad-shape (tool responses without
+`content`, caught only by --validate-adapter), profiles-PROFILE+PROFILE (claims these profiles).
 """
 
 from __future__ import annotations
@@ -44,8 +45,12 @@ class FakeServer:
         cmd, seq = message["cmd"], message["seq"]
         if cmd == "start":
             protocol = 2 if self.mode == "wrong-protocol" else 1
-            return {"seq": seq, "protocol": protocol, "profiles": self.profiles(),
-                    "implementation": {"name": "fake", "version": "0", "language": "python"}}
+            return {
+                "seq": seq,
+                "protocol": protocol,
+                "profiles": self.profiles(),
+                "implementation": {"name": "fake", "version": "0", "language": "python"},
+            }
         if cmd == "open":
             self.instances.add(message["instance"])
             return {"seq": seq, "instance": message["instance"]}
@@ -76,8 +81,10 @@ class FakeServer:
         if "error" in words:
             return {"seq": seq, "error": {"code": "bad_argument", "message": "query asked for an error"}}
         results = [{"entryId": word, "kind": "user"} for word in words]
-        return {"seq": seq, "content": [{"type": "text", "text": query}],
-                "details": {"action": "search", "query": query, "results": results}}
+        details = {"action": "search", "query": query, "results": results}
+        if self.mode == "bad-shape":
+            return {"seq": seq, "details": details}
+        return {"seq": seq, "content": [{"type": "text", "text": query}], "details": details}
 
 
 def main(mode: str) -> None:

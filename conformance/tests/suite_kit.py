@@ -1,0 +1,72 @@
+"""Helpers for the suite's own tests: a throwaway spec folder of synthetic cases, fake adapters."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pimem_conformance._paths import spec_dir
+
+FAUX = Path(__file__).with_name("fauxmplementation.py")
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "s1",
+    "timestamp": "2026-11-20T09:00:00.000Z",
+    "cwd": "/home/u/app",
+}
+JOURNAL_KEY = "agent/sessions/--home-u-app--/s1.jsonl"
+
+
+def faux_command(mode: str = "ok") -> str:
+    """The --impl command of a fauxmplementation in `mode`."""
+    return f"{sys.executable} {FAUX} {mode}"
+
+
+def search_case(
+    case_id: str,
+    query: str,
+    expected_ids: list[str],
+    *,
+    profile: str = "core",
+    requirement: str = "JM-SEARCH-001",
+    **extra: Any,
+) -> dict[str, Any]:
+    """One search step; against the fauxmplementation it passes iff the ids are the query words."""
+    return {
+        "id": case_id,
+        "description": f"A search for {query!r} finds {expected_ids}.",
+        "requirements": [requirement],
+        "profile": profile,
+        "polarity": "must",
+        "journals": {JOURNAL_KEY: {"lines": [HEADER]}},
+        "setup": {"cwd": "/home/u/app", "now": "2026-11-29T12:00:00.000Z", "session": JOURNAL_KEY},
+        "steps": [{"tool": {"action": "search", "query": query}, "expect": {"ids": expected_ids}}],
+        **extra,
+    }
+
+
+def make_spec(
+    root: Path,
+    cases: list[dict[str, Any]],
+    *,
+    documents: dict[str, str] | None = None,
+    ledger: dict[str, Any] | None = None,
+) -> Path:
+    """A spec folder with these cases (area "x"), the real schemas, and optional documents and ledger."""
+    spec = root / "spec"
+    (spec / "cases").mkdir(parents=True)
+    (spec / "schemas").symlink_to(spec_dir() / "schemas", target_is_directory=True)
+    (spec / "README.md").write_text("**Spec version: 9.9.9.**\n")
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": cases}))
+    for name, text in (documents or {}).items():
+        (spec / name).write_text(text)
+    if ledger is not None:
+        (spec / "requirements-ledger.json").write_text(json.dumps(ledger))
+    return spec
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
