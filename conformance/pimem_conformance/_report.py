@@ -107,9 +107,9 @@ def case_line(result: CaseResult) -> dict[str, Any]:
         ]
         line["actual"] = [failure.as_json() for failure in run.failures]
         if run.error is not None:
-            line["error"] = run.error.as_context()
+            line["error"] = {"source": "adapter", **run.error.as_context()}
         elif run.broken_case is not None:
-            line["error"] = {"message": run.broken_case}
+            line["error"] = {"source": "case", "message": run.broken_case}
     return line
 
 

@@ -105,7 +105,7 @@ class RunResult:
     def exit_code(self) -> int:
         totals = self.totals()
         ran = [result for result in self.results if result.outcome not in ("not_applicable", "not_run")]
-        if ran and all(result.raw_outcome == "error" for result in ran):
+        if ran and all(result.run is not None and result.run.error is not None for result in ran):
             return EXIT_ADAPTER_BROKEN
         if not ran:  # nothing applicable ran: never a pass
             return EXIT_FAILED

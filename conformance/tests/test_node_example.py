@@ -1,0 +1,29 @@
+"""The minimal Node adapter in conformance/examples/ speaks the protocol: failures, never a broken adapter."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from pimem_conformance._cli import main
+from pimem_conformance._report import REPORT_SCHEMA_ID
+from pimem_conformance._schemas import load_schemas
+from suite_kit import read_lines
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "minimal-adapter.mjs"
+NODE = shutil.which("node")
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed; the Node example cannot run")
+def test_the_minimal_node_adapter_fails_cases_but_is_never_broken(tmp_path: Path) -> None:
+    report = tmp_path / "report.jsonl"
+    code = main(["run", "--impl", f"{NODE} {EXAMPLE}", "--validate-adapter", "--report", str(report), "-q"])
+    assert code == 1
+    lines = read_lines(report)
+    schemas = load_schemas()
+    assert [problem for line in lines for problem in schemas.errors(REPORT_SCHEMA_ID, line)] == []
+    cases = [line for line in lines if line["type"] == "case"]
+    assert {line["outcome"] for line in cases} >= {"pass", "fail"}
+    assert [line["id"] for line in cases if line.get("error", {}).get("source") == "adapter"] == []
+    assert lines[0]["implementation"]["language"] == "javascript"
