@@ -111,7 +111,7 @@ class Index:
                 db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
                 if row is None or row[0] != SCHEMA_VERSION:
-                    self._create(db)
+                    self.recreate(db)
         except (apsw.CorruptError, apsw.NotADBError):
             raise
         except (apsw.Error, OSError) as error:
@@ -119,7 +119,7 @@ class Index:
         return db
 
     @staticmethod
-    def _create(db: apsw.Connection) -> None:
+    def recreate(db: apsw.Connection) -> None:
         """Drop whatever schema is there and create ours: a schema change rebuilds, never migrates."""
         tables = db.execute(
             "SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"

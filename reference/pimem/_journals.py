@@ -21,6 +21,7 @@ __all__ = [
     "CHUNK_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
     "Discovery",
+    "HeaderCache",
     "Journal",
     "LineChunk",
     "discover",
@@ -111,8 +112,15 @@ def _candidates(agent_dir: str | None, session_dirs: list[str]) -> Iterator[tupl
             yield str(path), roots
 
 
-def discover(agent_dir: str | None, session_dirs: list[str]) -> Discovery:
-    """Every journal under the default layout and the flat dirs whose first line is a valid header."""
+HeaderCache = dict[str, tuple[tuple[int, int, int], dict[str, Any] | None]]
+
+
+def discover(agent_dir: str | None, session_dirs: list[str], cache: HeaderCache | None = None) -> Discovery:
+    """Every journal under the default layout and the flat dirs whose first line is a valid header.
+
+    `cache` remembers headers by (inode, size, mtime), so a pass over unchanged files only stats them.
+    """
+    cache = {} if cache is None else cache
     found = Discovery()
     seen: set[str] = set()
     for path, roots in _candidates(agent_dir, session_dirs):
@@ -128,13 +136,17 @@ def discover(agent_dir: str | None, session_dirs: list[str]) -> Discovery:
             if not stat.S_ISREG(info.st_mode):
                 found.skipped_files += 1  # FIFOs and devices would block or never end
                 continue
-            header = read_header(path)
+            key = (info.st_ino, info.st_size, info.st_mtime_ns)
+            cached = cache.get(path)
+            if cached is None or cached[0] != key:
+                header = read_header(path)
+                cached = cache[path] = (key, header[0] if header else None)
         except OSError:
             found.skipped_files += 1
             continue
-        if header is None:
+        obj = cached[1]
+        if obj is None:
             continue
-        obj = header[0]
         started = obj.get("timestamp")
         found.journals.append(
             Journal(

@@ -1,0 +1,356 @@
+"""The user's `/memory` commands and the lease-coordinated backfill.
+
+status · index [--verify] · rebuild · gc / gc confirm (the collector) · forget <entryId|sessionId>.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+
+from ._index import Index, IndexUnavailable
+from ._journals import Journal
+from ._memory import Memory
+from ._query import ToolError
+
+__all__ = ["Lease", "backfill", "index_all", "run_command"]
+
+_QUIET = timedelta(hours=24)
+_USAGE = "use one of: status, index, index --verify, rebuild, gc, gc confirm, forget <entryId|sessionId>"
+Progress = Callable[[int, int], None]
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+# -- lease ---------------------------------------------------------------------------------------
+
+
+class Lease:
+    """meta.lease = "owner@expiresAt": one backfilling process at a time, taken over once expired.
+
+    Every change is appended to `<state_dir>/lease-log.jsonl` inside the same write transaction,
+    so the log's order is the order the index saw.
+    """
+
+    def __init__(self, memory: Memory, index: Index, owner: str) -> None:
+        self.memory, self.index, self.owner = memory, index, owner
+        self.log = os.path.join(memory.config.state_dir, "lease-log.jsonl")
+
+    def _write(self, event: str, value: str | None, expires: str | None) -> None:
+        if value is None:
+            self.index.db.execute("DELETE FROM meta WHERE key='lease'")
+        else:
+            self.index.db.execute("INSERT OR REPLACE INTO meta VALUES('lease', ?)", (value,))
+        record = {"at": _iso(self.memory.now()), "owner": self.owner, "event": event, "expiresAt": expires}
+        with open(self.log, "ab") as handle:
+            handle.write(orjson.dumps(record) + b"\n")
+
+    def take(self) -> bool:
+        """Take or renew the lease; False while another owner holds an unexpired one."""
+        now = self.memory.now()
+        expires = _iso(now + timedelta(seconds=self.memory.config.lease_seconds))
+        with self.index.write():
+            holder = current_lease(self.index)
+            if holder is not None and holder["owner"] != self.owner and holder["expiresAt"] > _iso(now):
+                return False
+            event = "renew" if holder is not None and holder["owner"] == self.owner else "acquire"
+            self._write(event, f"{self.owner}@{expires}", expires)
+        return True
+
+    def release(self) -> None:
+        with self.index.write():
+            holder = current_lease(self.index)
+            if holder is not None and holder["owner"] == self.owner:
+                self._write("release", None, None)
+
+
+def current_lease(index: Index) -> dict[str, str] | None:
+    value = index.meta("lease")
+    if value is None:
+        return None
+    owner, _, expires = value.rpartition("@")
+    return {"owner": owner, "expiresAt": expires}
+
+
+# -- indexing passes -----------------------------------------------------------------------------
+
+
+def index_all(memory: Memory, verify: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+    """A foreground pass over every discovered journal."""
+    found = memory.discover()
+    added = 0
+    for number, journal in enumerate(found.journals, 1):
+        added += memory.sync(journal, verify=verify)
+        if progress is not None:
+            progress(number, len(found.journals))
+    memory.drop_missing(found)
+    return {"journals": len(found.journals), "added": added, "verified": verify}
+
+
+def backfill(memory: Memory, owner: str, stop: threading.Event, first: bool) -> None:
+    """Index the current journal, then, holding the lease, every other journal newest first.
+
+    The lease is renewed before each file and the pass stops as soon as it is lost. On the first
+    backfill after start-up, journals whose mtime changed get the full prefix check.
+    """
+    index = memory.open_index()
+    try:
+        current = memory.current_journal()
+        if current is not None:
+            memory.sync(current, index)
+        found = memory.discover(headers={})
+        stored = memory.stored(index)
+        pending = [
+            journal
+            for journal in found.journals
+            if stored.get(journal.path) != (journal.size, journal.mtime_ns)
+        ]
+        lease = Lease(memory, index, owner)
+        if not lease.take():
+            return
+        try:
+            for journal in sorted(pending, key=lambda item: item.mtime_ns, reverse=True):
+                if stop.is_set() or not lease.take():
+                    break
+                seen = stored.get(journal.path)
+                memory.sync(journal, index, verify=first and seen is not None and seen[1] != journal.mtime_ns)
+            memory.drop_missing(found, index)
+        finally:
+            lease.release()
+    finally:
+        index.close()
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def _count(memory: Memory, paths: list[str], where: str = "", params: tuple[str, ...] = ()) -> int:
+    rows = memory.index.rows(
+        "SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id"
+        f" WHERE f.path IN (SELECT value FROM json_each(?)) {where}",
+        (orjson.dumps(paths).decode(), *params),
+    )
+    return int(rows[0][0])
+
+
+def status(memory: Memory) -> dict[str, Any]:
+    found = memory.discover()
+    paths = [journal.path for journal in found.journals]
+    skipped_lines = memory.index.rows(
+        "SELECT coalesce(sum(skipped_lines), 0) FROM files WHERE path IN (SELECT value FROM json_each(?))",
+        (orjson.dumps(paths).decode(),),
+    )[0][0]
+    lease = current_lease(memory.index)
+    if lease is not None and lease["expiresAt"] <= _iso(memory.now()):
+        lease = None
+    return {
+        "journals": len(paths),
+        "entries": _count(memory, paths),
+        "summaries": _count(memory, paths, "AND e.kind IN ('compaction', 'branch_summary')"),
+        "skipped": {"files": found.skipped_files, "lines": int(skipped_lines)},
+        "indexing": memory.indexing(found.journals),
+        "lease": lease,
+    }
+
+
+def rebuild(memory: Memory) -> dict[str, Any]:
+    """Drop every row and term, then index all journals again (the forget list still applies)."""
+    with memory.index.write() as db:
+        Index.recreate(db)
+    return index_all(memory)
+
+
+def _temp_dirs() -> list[str]:
+    dirs = ["/tmp", "/var/tmp"]
+    if os.environ.get("TMPDIR"):
+        dirs.append(os.environ["TMPDIR"].rstrip("/") or "/")
+    return dirs
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _preview_path(memory: Memory) -> str:
+    return os.path.join(memory.config.state_dir, "gc-preview.json")
+
+
+def _junk(memory: Memory, journal: Journal) -> list[str]:
+    """Why a journal is junk ([] when it is not): never compacted and temp cwd / no user / ≤ 2 replies."""
+    memory.sync(journal)
+    rows = memory.index.rows(
+        "SELECT e.kind, count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ?"
+        " GROUP BY e.kind",
+        (journal.path,),
+    )
+    kinds = dict(rows)
+    if kinds.get("compaction"):
+        return []
+    reasons = []
+    if any(_under(journal.cwd, temp) for temp in _temp_dirs()):
+        reasons.append("temp_cwd")
+    if not kinds.get("user"):
+        reasons.append("no_user_message")
+    if kinds.get("assistant", 0) <= 2:
+        reasons.append("few_replies")
+    return reasons
+
+
+def _current_path(memory: Memory) -> str | None:
+    return os.path.abspath(memory.config.session_file) if memory.config.session_file else None
+
+
+def gc_preview(memory: Memory) -> dict[str, Any]:
+    found = memory.discover()
+    now = memory.now()
+    candidates = []
+    for journal in sorted(found.journals, key=lambda item: item.path):
+        modified = datetime.fromtimestamp(journal.mtime_ns / 1e9, UTC)
+        if journal.path == _current_path(memory) or now - modified < _QUIET:
+            continue
+        reasons = _junk(memory, journal)
+        if reasons:
+            candidates.append(
+                {
+                    "path": journal.path,
+                    "sessionId": journal.session_id,
+                    "size": journal.size,
+                    "mtime": _iso(modified),
+                    "reasons": reasons,
+                    "mtime_ns": journal.mtime_ns,
+                }
+            )
+    os.makedirs(memory.config.state_dir, exist_ok=True)
+    with open(_preview_path(memory), "w", encoding="utf-8") as handle:
+        json.dump(
+            [{"path": c["path"], "size": c["size"], "mtime_ns": c["mtime_ns"]} for c in candidates], handle
+        )
+    for candidate in candidates:
+        del candidate["mtime_ns"]
+    return {"candidates": candidates}
+
+
+def gc_confirm(memory: Memory) -> dict[str, Any]:
+    """Delete exactly the last preview's journals that are unchanged since; nothing else."""
+    try:
+        with open(_preview_path(memory), encoding="utf-8") as handle:
+            preview = json.load(handle)
+    except FileNotFoundError:
+        preview = []
+    journals = {journal.path for journal in memory.discover().journals}
+    deleted, skipped = [], []
+    for item in preview:
+        path = item["path"]
+        try:
+            info = os.stat(path)
+        except OSError:
+            skipped.append({"path": path, "reason": "missing"})
+            continue
+        if path not in journals or path == _current_path(memory):
+            skipped.append({"path": path, "reason": "not a collectable journal"})
+        elif (info.st_size, info.st_mtime_ns) != (item["size"], item["mtime_ns"]):
+            skipped.append({"path": path, "reason": "changed since the preview"})
+        else:
+            os.remove(path)
+            memory.index.forget_path(path)
+            deleted.append(path)
+    if preview:
+        os.remove(_preview_path(memory))  # a confirm acts on one preview, once
+    return {"deleted": deleted, "skipped": skipped}
+
+
+def forget(memory: Memory, target: str) -> dict[str, Any]:
+    found = memory.discover()
+    paths = [journal.path for journal in found.journals]
+    if any(journal.session_id == target for journal in found.journals):
+        kind, where = "session", "e.file_id IN (SELECT id FROM files WHERE session_id = ?)"
+    else:
+        current = memory.current_journal()
+        if current is not None:
+            memory.sync(current)
+        kind, where = "entry", "e.entry_id = ?"
+        if not _count(memory, paths, "AND e.entry_id = ?", (target,)):
+            message = f'no entry or session "{target}" is indexed; for example /memory forget d24d95c5'
+            raise ToolError("bad_argument", message)
+    memory.forget.add(kind, target)
+    index = memory.index
+    with index.write() as db:
+        db.execute("PRAGMA secure_delete=ON")
+        rows = f"SELECT e.rowid FROM entries e WHERE {where}"
+        db.execute(f"DELETE FROM terms WHERE rowid IN ({rows})", (target,))
+        db.execute(f"DELETE FROM entries WHERE rowid IN ({rows})", (target,))
+        db.execute("INSERT INTO terms(terms) VALUES('optimize')")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return {"forgotten": {"kind": kind, "id": target}}
+
+
+def run_command(memory: Memory, args: str) -> dict[str, Any]:
+    """`/memory <args>` → {text, details} or {error: {code, message}}."""
+    words = args.split()
+    try:
+        details = _dispatch(memory, words)
+    except ToolError as error:
+        return {"error": {"code": error.code, "message": error.message}}
+    except IndexUnavailable:
+        return {
+            "error": {"code": "index_unavailable", "message": "the memory index cannot be opened or written"}
+        }
+    return {"text": describe(words[0] if words else "status", details), "details": details}
+
+
+def _dispatch(memory: Memory, words: list[str]) -> dict[str, Any]:
+    if len(words) == 2 and words[0] == "forget":
+        return forget(memory, words[1])
+    commands: dict[tuple[str, ...], Callable[[], dict[str, Any]]] = {
+        (): lambda: status(memory),
+        ("status",): lambda: status(memory),
+        ("index",): lambda: index_all(memory),
+        ("index", "--verify"): lambda: index_all(memory, verify=True),
+        ("rebuild",): lambda: rebuild(memory),
+        ("gc",): lambda: gc_preview(memory),
+        ("gc", "confirm"): lambda: gc_confirm(memory),
+    }
+    command = commands.get(tuple(words))
+    if command is None:
+        raise ToolError("bad_argument", f'unknown /memory command "{" ".join(words)}"; {_USAGE}')
+    return command()
+
+
+def describe(command: str, details: dict[str, Any]) -> str:
+    """One short human summary per command."""
+    if "candidates" in details:
+        lines = [
+            f"{len(details['candidates'])} journal(s) look like junk; `/memory gc confirm` deletes them:"
+        ]
+        lines += [
+            f"- {c['path']} ({c['size']} bytes, {', '.join(c['reasons'])})" for c in details["candidates"]
+        ]
+        return "\n".join(lines)
+    if "deleted" in details:
+        return f"Deleted {len(details['deleted'])} journal(s); skipped {len(details['skipped'])}."
+    if "forgotten" in details:
+        forgotten = details["forgotten"]
+        return f"Forgot {forgotten['kind']} {forgotten['id']}; it no longer appears anywhere."
+    if "added" in details:
+        verb = "Verified and indexed" if details["verified"] else "Indexed"
+        return f"{verb} {details['journals']} journal(s); {details['added']} new entries."
+    state = details["indexing"]
+    lease = details["lease"]
+    return (
+        f"{details['journals']} journals, {details['entries']} entries, {details['summaries']} summaries; "
+        f"indexed {state['indexedJournals']}/{state['totalJournals']}; skipped {details['skipped']['files']} "
+        f"file(s), {details['skipped']['lines']} line(s); "
+        + (
+            f"backfill lease held by {lease['owner']} until {lease['expiresAt']}."
+            if lease
+            else "no backfill running."
+        )
+    )

@@ -1,0 +1,195 @@
+"""The adapter protocol (spec/protocol.md) served in-process: `ProtocolServer().handle(request)`.
+
+`pimem serve` wraps the same object in a stdin/stdout loop, so the suite judges one code path.
+Each instance is one Pi process: its own clock, its own current session, its own backfill thread.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import traceback
+import uuid
+from datetime import datetime
+from typing import Any
+
+from . import __version__
+from ._index import IndexUnavailable
+from ._journals import DEFAULT_MAX_LINE_BYTES
+from ._maintenance import backfill, run_command
+from ._memory import Config, Memory
+from ._tool import DESCRIPTION, LABEL, PARAMETERS, TOOL_NAME, run_tool
+
+__all__ = ["PROFILES", "ProtocolServer", "manifest"]
+
+PROTOCOL = 1
+PROFILES = ["core", "collector", "backfill", "forget", "context"]
+EVENTS = ["session_start", "message_end", "session_compact", "session_tree", "session_shutdown"]
+COMMAND_DESCRIPTION = (
+    "Memory index: status, index [--verify], rebuild, gc [confirm], forget <entryId|sessionId>"
+)
+
+
+class AdapterError(Exception):
+    """A request the adapter cannot carry out (answered with `errored`)."""
+
+
+def manifest() -> dict[str, Any]:
+    """Everything the Pi integration registers; it calls no other Pi API."""
+    return {
+        "tools": [{"name": TOOL_NAME, "label": LABEL, "description": DESCRIPTION, "parameters": PARAMETERS}],
+        "commands": [{"name": "memory", "description": COMMAND_DESCRIPTION}],
+        "events": list(EVENTS),
+        "calls": [],
+    }
+
+
+def _moment(value: Any) -> datetime:
+    if not isinstance(value, str):
+        raise AdapterError(f"clock must be an ISO-8601 timestamp string, got {value!r}")
+    return datetime.fromisoformat(value)
+
+
+class _Instance:
+    def __init__(self, name: str, memory: Memory) -> None:
+        self.memory = memory
+        self.owner = f"{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.thread: threading.Thread | None = None
+        self.stop = threading.Event()
+        self.first = True
+
+    def _run(self, first: bool) -> None:
+        try:
+            backfill(self.memory, self.owner, self.stop, first)
+        except IndexUnavailable as error:
+            print(f"pimem: backfill stopped, index unavailable: {error}", file=sys.stderr)
+
+    def start_backfill(self) -> None:
+        self.halt()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(self.first,), daemon=True)
+        self.first = False
+        self.thread.start()
+
+    def wait(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+
+    def halt(self) -> None:
+        self.stop.set()
+        self.wait()
+
+    def index_current(self) -> None:
+        current = self.memory.current_journal()
+        if current is not None:
+            try:
+                self.memory.sync(current)
+            except IndexUnavailable as error:  # an event handler never throws into Pi
+                print(f"pimem: index unavailable: {error}", file=sys.stderr)
+
+
+class ProtocolServer:
+    """One adapter: any number of named instances, each with its own clock and backfill."""
+
+    def __init__(self) -> None:
+        self.instances: dict[str, _Instance] = {}
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        seq = request.get("seq") if isinstance(request, dict) else None
+        try:
+            body = self._dispatch(request)
+        except Exception as error:  # the protocol reports every crash as `errored`, never as silence
+            context = {"message": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()}
+            return {"seq": seq, "errored": True, "context": context}
+        return {"seq": seq, **body}
+
+    def _instance(self, request: dict[str, Any]) -> _Instance:
+        name = request.get("instance")
+        if not isinstance(name, str) or name not in self.instances:
+            raise AdapterError(f"unknown instance {name!r}")
+        return self.instances[name]
+
+    def _dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
+        command = request.get("cmd")
+        if command == "start":
+            if request.get("protocol") != PROTOCOL:
+                raise AdapterError(
+                    f"protocol {request.get('protocol')!r} is not spoken; this adapter speaks 1"
+                )
+            implementation = {"name": "pimem", "version": __version__, "language": "python"}
+            return {"protocol": PROTOCOL, "implementation": implementation, "profiles": list(PROFILES)}
+        if command == "open":
+            return self._open(request)
+        if command == "manifest":
+            return manifest()
+        if command == "stop":
+            for name in list(self.instances):
+                self._close(name)
+            return {}
+        instance = self._instance(request)
+        if command == "event":
+            self._event(instance, request.get("name"), request.get("data") or {})
+            return {}
+        if command == "tool":
+            if request.get("name") != TOOL_NAME:
+                raise AdapterError(f"unknown tool {request.get('name')!r}")
+            return run_tool(instance.memory, request.get("arguments"))
+        if command == "command":
+            if request.get("name") != "memory":
+                raise AdapterError(f"unknown command {request.get('name')!r}")
+            return run_command(instance.memory, str(request.get("args") or ""))
+        if command == "idle":
+            instance.wait()
+            return {}
+        if command == "clock":
+            instance.memory.clock = _moment(request.get("now"))
+            return {}
+        if command == "close":
+            self._close(str(request.get("instance")))
+            return {}
+        raise AdapterError(f"unknown cmd {command!r}")
+
+    def _open(self, request: dict[str, Any]) -> dict[str, Any]:
+        name = request.get("instance")
+        if not isinstance(name, str):
+            raise AdapterError("open needs an instance name")
+        if name in self.instances:
+            self._close(name)
+        workspace = request.get("workspace") or {}
+        clock = request.get("clock") or {}
+        settings = request.get("settings") or {}
+        config = Config(
+            state_dir=workspace["state_dir"],
+            agent_dir=workspace.get("agent_dir"),
+            session_dirs=list(workspace.get("session_dirs") or []),
+            home=workspace.get("home") or "",
+            cwd=workspace.get("cwd") or "",
+            session_file=workspace.get("session_file"),
+            allow_global=settings.get("allow_global") is True,
+            lease_seconds=int(settings.get("lease_seconds", 120)),
+            max_line_bytes=int(settings.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)),
+            tz=clock.get("tz") or "UTC",
+        )
+        self.instances[name] = _Instance(
+            name, Memory(config, _moment(clock["now"]) if "now" in clock else None)
+        )
+        return {"instance": name}
+
+    def _event(self, instance: _Instance, name: Any, data: dict[str, Any]) -> None:
+        if name == "session_start":
+            instance.halt()  # the running pass belongs to the previous session
+            config = instance.memory.config
+            config.session_file = data.get("session_file", config.session_file)
+            config.cwd = data.get("cwd", config.cwd)
+            instance.start_backfill()
+        elif name == "session_shutdown":
+            instance.halt()
+        elif name in ("message_end", "session_compact", "session_tree"):
+            instance.index_current()
+
+    def _close(self, name: str) -> None:
+        instance = self.instances.pop(name)
+        instance.halt()
+        instance.memory.close()

@@ -1,0 +1,293 @@
+"""The `memory_context` tool: its parameters, argument validation, dispatch and the text the model reads."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import orjson
+
+from ._extract import KINDS
+from ._index import IndexUnavailable, ts_key
+from ._journals import Journal
+from ._memory import Memory
+from ._query import ToolError, View, around, read, search, summaries
+from ._redact import redact_tree
+from ._scope import SCOPES
+
+__all__ = ["ACTIONS", "DESCRIPTION", "LABEL", "PARAMETERS", "TOOL_NAME", "Args", "run_tool", "validate"]
+
+TOOL_NAME = "memory_context"
+LABEL = "Memory"
+DESCRIPTION = (
+    "Search and read this project's earlier Pi sessions, including turns compacted away: "
+    "search, read an entry by id, list compaction summaries, or show the context around an entry."
+)
+ACTIONS = ("search", "read", "summaries", "around")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_EXAMPLE = '{"action": "search", "query": "retry backoff"}'
+_DATE_HELP = "a local day like 2026-11-29 or a timestamp with a zone like 2026-11-29T14:00:00Z"
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["action"],
+    "properties": {
+        "action": {"type": "string", "enum": list(ACTIONS), "description": "What to do."},
+        "query": {
+            "type": "string",
+            "description": "Words to find (literal text). Omit to list newest first.",
+        },
+        "entryId": {"type": "string", "description": "Entry id from a search result (read, around)."},
+        "source": {"type": "string", "description": "Opaque handle from a result, to pick one of several."},
+        "offset": {"type": "integer", "minimum": 0, "description": "read: page start in characters."},
+        "scope": {"type": "string", "enum": list(SCOPES), "default": "project"},
+        "sessionId": {"type": "string", "description": "Only this session."},
+        "kind": {"type": "string", "enum": list(KINDS)},
+        "since": {"type": "string", "description": "YYYY-MM-DD or ISO-8601 timestamp with zone."},
+        "until": {"type": "string", "description": "YYYY-MM-DD or ISO-8601 timestamp with zone."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+        "before": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
+        "after": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
+    },
+}
+_INTEGERS = {"offset": (0, None, None), "limit": (1, 50, 10), "before": (0, 20, 3), "after": (0, 20, 3)}
+
+
+@dataclass(frozen=True)
+class Args:
+    action: str
+    query: str | None = None
+    entry_id: str | None = None
+    source: str | None = None
+    offset: int = 0
+    scope: str = "project"
+    session_id: str | None = None
+    kind: str | None = None
+    since: str | None = None
+    until: str | None = None
+    limit: int = 10
+    before: int = 3
+    after: int = 3
+
+
+def _bad(message: str, example: str = _EXAMPLE) -> ToolError:
+    return ToolError("bad_argument", f"{message}; for example {example}")
+
+
+def _integer(name: str, value: Any) -> int:
+    low, high, _ = _INTEGERS[name]
+    number = value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, float) and value.is_integer():
+        number = int(value)
+    if number is None or number < low or (high is not None and number > high):
+        span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise _bad(
+            f'"{name}" must be an integer {span}, got {orjson.dumps(value).decode()}',
+            f'{{"action": "search", "query": "retry", "{name}": {low + 1}}}',
+        )
+    return number
+
+
+def _bound(name: str, value: str, tz: str, end: bool) -> str:
+    """An ISO UTC key for a since/until value; a bare day is that whole local day."""
+    try:
+        if _DAY.fullmatch(value):
+            day = date.fromisoformat(value) + timedelta(days=1 if end else 0)
+            moment = datetime.combine(day, time(), ZoneInfo(tz)) - timedelta(milliseconds=1 if end else 0)
+            return ts_key(moment.isoformat())
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None or "T" not in value.upper():
+        raise ToolError("bad_date", f'"{name}" must be {_DATE_HELP}; got {orjson.dumps(value).decode()}')
+    return ts_key(moment.isoformat())
+
+
+def validate(arguments: Any, tz: str) -> Args:
+    """Arguments → Args, or a ToolError naming what was wrong and showing a correct call."""
+    if not isinstance(arguments, dict):
+        raise _bad("the arguments must be an object")
+    unknown = sorted(set(arguments) - set(PARAMETERS["properties"]))
+    if unknown:
+        raise _bad(f'unknown parameter "{unknown[0]}" (known: {", ".join(PARAMETERS["properties"])})')
+    action = arguments.get("action")
+    if action is None:
+        raise _bad('"action" is required')
+    if not isinstance(action, str):
+        raise _bad('"action" must be a string')
+    if action not in ACTIONS:
+        raise ToolError(
+            "unknown_action",
+            f'unknown action "{action}"; use one of {", ".join(ACTIONS)}, for example {_EXAMPLE}',
+        )
+    values: dict[str, Any] = {"action": action}
+    for name in ("query", "entryId", "source", "scope", "sessionId", "kind", "since", "until"):
+        value = arguments.get(name)
+        if value is not None and not isinstance(value, str):
+            raise _bad(f'"{name}" must be a string')
+        values[name] = value
+    for name, allowed in (("scope", SCOPES), ("kind", KINDS)):
+        if values[name] is not None and values[name] not in allowed:
+            raise _bad(f'"{name}" must be one of {", ".join(allowed)}, got "{values[name]}"')
+    ints = {name: _integer(name, arguments[name]) for name in _INTEGERS if arguments.get(name) is not None}
+    if action in ("read", "around") and not values["entryId"] and not values["source"]:
+        raise _bad(
+            f'{action} needs "entryId" (or "source" from a result)',
+            f'{{"action": "{action}", "entryId": "d24d95c5"}}',
+        )
+    return Args(
+        action=action,
+        query=values["query"],
+        entry_id=values["entryId"],
+        source=values["source"],
+        offset=ints.get("offset", 0),
+        scope=values["scope"] or "project",
+        session_id=values["sessionId"],
+        kind=values["kind"],
+        since=_bound("since", values["since"], tz, end=False) if values["since"] is not None else None,
+        until=_bound("until", values["until"], tz, end=True) if values["until"] is not None else None,
+        limit=ints.get("limit", 10),
+        before=ints.get("before", 3),
+        after=ints.get("after", 3),
+    )
+
+
+def _stale(memory: Memory, journals: list[Journal]) -> Any:
+    by_path = {journal.path: journal for journal in journals}
+
+    def reindex(path: str) -> None:
+        memory.sync(by_path[path], verify=True)  # a full prefix check sees rewrites the fingerprint missed
+
+    return reindex
+
+
+def _answer(memory: Memory, args: Args) -> dict[str, Any]:
+    if args.scope == "global" and not memory.config.allow_global:
+        raise ToolError(
+            "scope_denied",
+            'scope "global" is off: the user has not allowed it (setting '
+            'memory.allowGlobal); use "project" or "session"',
+        )
+    found = memory.discover()
+    journals = memory.journals(found, args.scope, args.session_id)
+    memory.refresh(found, journals)
+    current = os.path.abspath(memory.config.session_file) if memory.config.session_file else None
+    view = View(memory.index, [j.path for j in journals], current, memory.now(), _stale(memory, journals))
+    if args.action == "read":
+        return read(view, args.entry_id, args.source, args.offset)
+    if args.action == "around":
+        return around(view, args.entry_id, args.source, args.before, args.after)
+    if args.action == "search":
+        details = search(
+            view, args.query, kind=args.kind, since=args.since, until=args.until, limit=args.limit
+        )
+    else:
+        details = summaries(view, since=args.since, until=args.until, limit=args.limit)
+    return {"action": args.action, "scope": args.scope, **details, "indexing": memory.indexing(journals)}
+
+
+def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:
+    """What the tool returns to Pi: {content, details}, or {error: {code, message}}."""
+    try:
+        args = validate(arguments, memory.config.tz)
+        details = redact_tree(_answer(memory, args))
+    except ToolError as error:
+        return {"error": {"code": error.code, "message": error.message}}
+    except IndexUnavailable:
+        message = (
+            "the memory index cannot be opened or written; run /memory rebuild, or check the state folder"
+        )
+        return {"error": {"code": "index_unavailable", "message": message}}
+    return {"content": [{"type": "text", "text": render(details)}], "details": details}
+
+
+# -- the text the model reads --------------------------------------------------------------------
+
+
+def _head(item: dict[str, Any]) -> str:
+    return f"{item['entryId']} · {item['kind']} · {item['timestamp']} · session {item['sessionId']}"
+
+
+def _indexing(details: dict[str, Any]) -> list[str]:
+    state = details["indexing"]
+    if state["complete"]:
+        return []
+    return [
+        f"Indexing in progress: {state['indexedJournals']} of {state['totalJournals']} journals indexed; "
+        "results may be incomplete."
+    ]
+
+
+def _render_search(details: dict[str, Any]) -> list[str]:
+    query = details["query"]
+    what = "newest entries" if details["match"] == "list" else f"search {orjson.dumps(query).decode()}"
+    lines = [
+        f"{what} · {details['scope']} scope · {len(details['results'])} result(s), match {details['match']}"
+    ]
+    if details["hint"]:
+        lines.append(details["hint"])
+    for number, item in enumerate(details["results"], 1):
+        lines.append(f"{number}. {_head(item)} · source {item['source']}")
+        lines.append(f"   {item['excerpt']}")
+    if details["truncated"]:
+        lines.append(f"More results exist beyond limit {details['limit']}; narrow the query or raise limit.")
+    return lines + _indexing(details)
+
+
+def _render_read(details: dict[str, Any]) -> list[str]:
+    status = details["status"]
+    wanted = details["entryId"] or "the requested source"
+    if status == "not_found":
+        return [f"No entry {wanted} in this scope."]
+    if status == "unavailable":
+        return [f"Entry {wanted} is unavailable: its journal changed and is being reindexed. Search again."]
+    if status == "ambiguous":
+        lines = [f"Entry id {wanted} exists in several sessions; read again with one source:"]
+        for item in details["candidates"]:
+            lines.append(
+                f"- source {item['source']} · {item['kind']} · {item['timestamp']} · "
+                f"session {item['sessionId']} · {item['cwd']}"
+            )
+        return lines
+    end = details["offset"] + len(details["text"])
+    lines = [
+        f"{_head(details)} · {details['cwd']}",
+        f"characters {details['offset']}-{end} of {details['totalChars']}",
+    ]
+    if details["nextOffset"] is not None:
+        lines[-1] += f"; continue with offset {details['nextOffset']}"
+    return [*lines, "", details["text"]]
+
+
+def _render_summaries(details: dict[str, Any]) -> list[str]:
+    lines = [f"{len(details['results'])} summary(ies) · {details['scope']} scope, newest first"]
+    for number, item in enumerate(details["results"], 1):
+        tokens = f" · tokensBefore {item['tokensBefore']}" if item["tokensBefore"] is not None else ""
+        lines.append(f"{number}. {_head(item)}{tokens} · source {item['source']}")
+        lines.append(item["summary"])
+    return lines + _indexing(details)
+
+
+def _render_around(details: dict[str, Any]) -> list[str]:
+    if details["status"] != "ok":
+        return _render_read(details)
+    lines = [f"Context around {details['entryId']}, oldest first:"]
+    for item in details["entries"]:
+        lines.append(f"[{item['position']}] {_head(item)}")
+        lines.append(item["text"])
+    return lines
+
+
+def render(details: dict[str, Any]) -> str:
+    renderers = {
+        "search": _render_search,
+        "read": _render_read,
+        "summaries": _render_summaries,
+        "around": _render_around,
+    }
+    return "\n".join(renderers[details["action"]](details))
