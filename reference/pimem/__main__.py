@@ -1,0 +1,5 @@
+"""`python -m pimem` is `pimem`."""
+
+from ._cli import main
+
+raise SystemExit(main())
