@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -249,13 +250,23 @@ def _check_ledger(spec: Path, requirements: list[Requirement], problems: list[st
         problems.append(f"{requirement_id} is defined but missing from requirements-ledger.json")
 
 
+@functools.lru_cache(maxsize=256)
+def _metaschema_problem(text: str) -> str | None:
+    """Why a schema's text is not a valid JSON Schema, or None (cached: metaschema checks are slow)."""
+    try:
+        Draft202012Validator.check_schema(json.loads(text))
+    except SchemaError as exc:
+        return str(exc.message)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def _check_schemas(spec: Path, problems: list[str]) -> None:
     for path in sorted((spec / "schemas").rglob("*.schema.json")):
-        try:
-            Draft202012Validator.check_schema(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, SchemaError) as exc:
-            message = exc.message if isinstance(exc, SchemaError) else str(exc)
-            problems.append(f"{path.relative_to(spec)}: not a valid JSON Schema: {message}")
+        problem = _metaschema_problem(path.read_text(encoding="utf-8"))
+        if problem is not None:
+            problems.append(f"{path.relative_to(spec)}: not a valid JSON Schema: {problem}")
 
 
 def lint_spec(spec: Path) -> LintReport:

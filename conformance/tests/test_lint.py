@@ -1,0 +1,130 @@
+"""`pimem-conformance lint` on small synthetic specs: each check fires on exactly its fault."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pimem_conformance._cli import main
+from pimem_conformance._lint import lint_spec
+from pimem_conformance._paths import spec_dir
+from suite_kit import make_spec, search_case
+
+DOC = """# Search
+
+**JM-SEARCH-001** The implementation MUST find entries.
+Rationale.
+Cases: finds, finds-not
+
+**JM-SEARCH-002** The implementation MUST NOT leak.
+Cases: (pending)
+
+**JM-SEARCH-003** The implementation MUST stay fast.
+Excluded: not observable through the protocol
+
+**JM-SEARCH-004** The implementation MAY rank.
+Cases:
+"""
+ACTIVE = {"introduced": "0.1.0", "status": "active"}
+LEDGER = {"ids": {f"JM-SEARCH-00{n}": ACTIVE for n in range(1, 5)}}
+
+
+def cases() -> list[dict[str, Any]]:
+    negative = search_case("finds-not", "a", ["a"], twin="finds")
+    negative["polarity"] = "must_not"
+    return [search_case("finds", "a", ["a"]), negative]
+
+
+def problems(
+    tmp_path: Path, cases: list[dict[str, Any]], doc: str = DOC, ledger: dict[str, Any] = LEDGER
+) -> list[str]:
+    return lint_spec(make_spec(tmp_path, cases, documents={"search.md": doc}, ledger=ledger)).problems
+
+
+def test_a_consistent_spec_reports_only_the_uncovered_must(tmp_path: Path) -> None:
+    assert problems(tmp_path, cases()) == [
+        "search.md:7: JM-SEARCH-002 is a MUST without cases and without 'Excluded: <reason>'"
+    ]
+
+
+def test_json_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = make_spec(tmp_path, cases(), documents={"search.md": DOC}, ledger=LEDGER)
+    assert main(["lint", "--spec", str(spec), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == {
+        "requirements": 4,
+        "must": 3,
+        "covered": 1,
+        "excluded": 1,
+        "uncovered": ["JM-SEARCH-002"],
+        "cases": 2,
+        "must_not_cases": 1,
+        "problems": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        (DOC + "\n**JM-SEARCH-001** The implementation MAY repeat.\nCases:\n", "also defined at search.md:3"),
+        (DOC + "\n**JM-SERCH-005** The implementation MAY typo.\nCases:\n", "is not JM-<AREA>-<NNN>"),
+        (DOC + "\n**JM-SEARCH-005** The implementation does things.\nCases:\n", "states no RFC 2119 keyword"),
+        (
+            DOC.replace("Cases: finds, finds-not", "Cases: finds, finds-not, ghost"),
+            "lists unknown case ghost",
+        ),
+        (DOC.replace("Cases: finds, finds-not", "Cases: finds"), "whose Cases: line does not list it"),
+    ],
+)
+def test_requirement_faults(tmp_path: Path, doc: str, expected: str) -> None:
+    assert any(expected in problem for problem in problems(tmp_path, cases(), doc))
+
+
+def test_twin_faults(tmp_path: Path) -> None:
+    twinless = cases()
+    twinless[1]["twin"] = "nobody"
+    assert any("does not exist" in p for p in problems(tmp_path / "a", twinless))
+    other_journals = cases()
+    other_journals[1]["journals"] = {"flat/x.jsonl": {"lines": []}}
+    assert any("runs over other journals" in p for p in problems(tmp_path / "b", other_journals))
+
+
+def test_case_faults(tmp_path: Path) -> None:
+    invalid = cases()
+    invalid[0]["description"] = "It should find things."
+    assert any("cases/x.json" in p for p in problems(tmp_path / "a", invalid))
+    unknown = cases()
+    unknown[0]["requirements"] = ["JM-SEARCH-009"]
+    assert any("no spec document defines" in p for p in problems(tmp_path / "b", unknown))
+    mutation = cases()
+    mutation[0]["steps"].append({"mutate": {"op": "delete", "journal": "flat/none.jsonl"}, "expect": {}})
+    found = problems(tmp_path / "c", mutation)
+    assert any("never wrote" in p for p in found) and any("no response to expect" in p for p in found)
+
+
+@pytest.mark.parametrize(
+    ("ledger", "expected"),
+    [
+        (
+            {"ids": {**LEDGER["ids"], "JM-SEARCH-009": ACTIVE}},
+            "JM-SEARCH-009 is active in the ledger but no document",
+        ),
+        (
+            {"ids": {**LEDGER["ids"], "JM-SEARCH-004": {"introduced": "0.1.0", "status": "withdrawn"}}},
+            "never reused",
+        ),
+        ({"ids": {key: ACTIVE for key in list(LEDGER["ids"])[:3]}}, "JM-SEARCH-004 is defined but missing"),
+    ],
+)
+def test_ledger_faults(tmp_path: Path, ledger: dict[str, Any], expected: str) -> None:
+    assert any(expected in problem for problem in problems(tmp_path, cases(), ledger=ledger))
+
+
+def test_an_invalid_schema_is_reported(tmp_path: Path) -> None:
+    spec = make_spec(tmp_path, cases(), documents={"search.md": DOC}, ledger=LEDGER)
+    (spec / "schemas").unlink()
+    shutil.copytree(spec_dir() / "schemas", spec / "schemas")
+    (spec / "schemas" / "bad.schema.json").write_text('{"$id": "tag:x", "type": 12}')
+    assert any("bad.schema.json: not a valid JSON Schema" in p for p in lint_spec(spec).problems)
