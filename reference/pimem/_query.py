@@ -227,13 +227,16 @@ def _result(row: _Row, excerpt: str) -> dict[str, Any]:
 def _ranked(view: View, match: str, where: str, params: tuple[Any, ...]) -> list[_Row]:
     hits = _rows(view, where, params, f"ORDER BY bm25(terms) LIMIT {CANDIDATE_CAP}", match=match)
     scored = [(-values[15] / (1 + _age_days(view, values[4]) / _RECENCY_DAYS), values) for values in hits]
-    scored.sort(key=lambda item: (item[0], item[1][4], item[1][0]), reverse=True)
+    # ties: newer first, then a stable order that survives a rebuild (rowids do not)
+    scored.sort(key=lambda item: (item[0], item[1][4], item[1][11], item[1][8]), reverse=True)
     return [_row(values) for _, values in scored]
 
 
 def _search_once(view: View, terms: list[str] | None, where: str, params: tuple[Any, ...], limit: int) -> Any:
     if terms is None:
-        newest = _rows(view, where, (*params, limit + 1), "ORDER BY e.ts_key DESC, e.rowid DESC LIMIT ?")
+        newest = _rows(
+            view, where, (*params, limit + 1), "ORDER BY e.ts_key DESC, f.path DESC, e.offset DESC LIMIT ?"
+        )
         return "list", [_row(values) for values in newest]
     if not terms:
         return "none", []
@@ -356,7 +359,7 @@ def summaries(view: View, *, since: str | None, until: str | None, limit: int) -
     where, params = _filters(None, since, until)
     where += " AND e.kind IN ('compaction', 'branch_summary')"
     results = []
-    for values in _rows(view, where, params, "ORDER BY e.ts_key DESC, e.rowid DESC"):
+    for values in _rows(view, where, params, "ORDER BY e.ts_key DESC, f.path DESC, e.offset DESC"):
         row = _row(values)
         text = _text(view, row)
         if text is None:

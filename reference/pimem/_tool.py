@@ -80,7 +80,7 @@ def _bad(message: str, example: str = _EXAMPLE) -> ToolError:
 
 
 def _integer(name: str, value: Any) -> int:
-    low, high, _ = _INTEGERS[name]
+    low, high, default = _INTEGERS[name]
     number = value if isinstance(value, int) and not isinstance(value, bool) else None
     if isinstance(value, float) and value.is_integer():
         number = int(value)
@@ -88,7 +88,7 @@ def _integer(name: str, value: Any) -> int:
         span = f"from {low} to {high}" if high is not None else f"of at least {low}"
         raise _bad(
             f'"{name}" must be an integer {span}, got {orjson.dumps(value).decode()}',
-            f'{{"action": "search", "query": "retry", "{name}": {low + 1}}}',
+            f'{{"action": "search", "query": "retry", "{name}": {low if default is None else default}}}',
         )
     return number
 
