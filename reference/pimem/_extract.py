@@ -71,7 +71,9 @@ def is_sensitive_path(path: str) -> bool:
     base = parts[-1]
     if base in _SECRET_BASENAMES or base.startswith(".env.") or base.endswith(_SECRET_SUFFIXES):
         return True
-    return ".ssh" in parts or any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
+    if ".ssh" in parts and not base.endswith(".pub"):  # public keys are meant to be shared
+        return True
+    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
 
 
 def _paged_path(command: str) -> str | None:

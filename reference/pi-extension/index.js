@@ -1,0 +1,266 @@
+// @ts-check
+// The Pi extension of the journal-index memory. It registers exactly what manifest.json declares
+// and forwards every tool call, command and event to a `pimem serve` child process, which does all
+// the work (spec/protocol.md). It adds nothing to the model's context: no prompt snippet, no
+// guidelines, no messages, no entries, and it changes no tool, model or provider.
+
+import { readFileSync } from "node:fs";
+import { LaunchError, ServerConnection } from "./lib/connection.js";
+import {
+  captureSession,
+  currentClock,
+  flatSessionDirs,
+  installHint,
+  openWorkspace,
+  readUserSettings,
+  serverArgv,
+} from "./lib/workspace.js";
+
+/**
+ * @typedef {{
+ *   tools: Array<{name: string, label: string, description: string, parameters: Record<string, unknown>}>,
+ *   commands: Array<{name: string, description: string}>,
+ *   events: string[],
+ *   calls: string[],
+ * }} Manifest
+ * @typedef {"info" | "warning" | "error"} NotifyLevel
+ * @typedef {{
+ *   cwd: string,
+ *   hasUI: boolean,
+ *   ui: {notify(message: string, level?: NotifyLevel): void},
+ *   sessionManager: import("./lib/workspace.js").SessionView,
+ * }} PiContext the part of Pi's ExtensionContext the extension uses
+ * @typedef {{
+ *   registerTool(definition: Record<string, unknown>): void,
+ *   registerCommand(name: string, options: {description: string, handler: (args: string, ctx: PiContext) => Promise<void>}): void,
+ *   on(event: string, handler: (event: Record<string, unknown>, ctx: PiContext) => void): void,
+ * }} PiApi the part of Pi's ExtensionAPI the extension uses
+ */
+
+/** @type {Manifest} */
+export const manifest = JSON.parse(readFileSync(new URL("./manifest.json", import.meta.url), "utf8"));
+
+/** The protocol instance name: one Pi runtime is one instance. */
+const INSTANCE = "pi";
+/** The first start plus three restarts of a server that died. */
+const MAX_LAUNCHES = 4;
+
+/** Talks to one `pimem serve` for one Pi runtime (Pi runs the factory again for every session). */
+class MemoryClient {
+  /** @param {NodeJS.ProcessEnv} env */
+  constructor(env) {
+    this.env = env;
+    /** @type {import("./lib/workspace.js").PiSession | undefined} */
+    this.session = undefined;
+    /** @type {((message: string, level: NotifyLevel) => void) | undefined} */
+    this.notify = undefined;
+    this.startReason = "startup";
+    /** @type {ServerConnection | undefined} */
+    this.connection = undefined;
+    /** @type {Promise<ServerConnection> | undefined} */
+    this.starting = undefined;
+    this.launches = 0;
+    this.lastExit = "";
+    /** @type {Error | undefined} set once the server cannot be had in this runtime; reported once */
+    this.fatal = undefined;
+    this.shutDown = false;
+  }
+
+  /**
+   * Remembers plain data from a Pi context (contexts go stale when Pi replaces the session).
+   * @param {PiContext} ctx
+   */
+  observe(ctx) {
+    this.session = captureSession(ctx, this.env);
+    const { hasUI, ui } = ctx;
+    this.notify = (message, level) => {
+      if (hasUI) ui.notify(message, level);
+      else process.stderr.write(`[memory] ${message}\n`);
+    };
+  }
+
+  /**
+   * Pi's event handlers: they only start work and return nothing, so Pi never waits on the index.
+   * @param {string} name
+   * @param {Record<string, unknown>} event
+   * @param {PiContext} ctx
+   */
+  onEvent(name, event, ctx) {
+    if (name === "session_start") {
+      this.observe(ctx);
+      this.startReason = String(event.reason ?? "startup");
+      // After /fork or /clone, session_start arrives twice: the second one joins the same start.
+      if (this.connection?.running) this.send("event", { name, data: this.sessionStartData() });
+      else this.ready().catch(() => {}); // failures are reported by ready() or by the next tool call
+      return;
+    }
+    if (name === "session_shutdown") {
+      this.shutDown = true;
+      this.starting?.then((connection) => connection.stop(), () => {});
+    }
+    // Other events never start a server: the next tool call indexes the journal anyway.
+    if (!this.connection?.running) return;
+    this.send("event", { name, data: eventData(name, event) });
+    if (this.shutDown) this.connection.stop();
+  }
+
+  /**
+   * A request whose answer nobody waits for (events); a dead server is noticed by the next call.
+   * @param {string} cmd
+   * @param {Record<string, unknown>} fields
+   */
+  send(cmd, fields) {
+    this.connection?.request({ cmd, instance: INSTANCE, ...fields }).catch(() => {});
+  }
+
+  sessionStartData() {
+    const session = /** @type {import("./lib/workspace.js").PiSession} */ (this.session);
+    return { reason: this.startReason, session_file: session.sessionFile, cwd: session.cwd };
+  }
+
+  /** The running server, started (or restarted) when needed. */
+  ready() {
+    if (this.connection?.running) return Promise.resolve(this.connection);
+    this.starting ??= this.launch().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  async launch() {
+    if (this.fatal) throw this.fatal;
+    if (this.shutDown) throw new Error("the memory server was stopped with the Pi session");
+    if (this.launches >= MAX_LAUNCHES) {
+      throw this.giveUp(`pimem serve stopped ${this.launches} times (${this.lastExit}); memory is off until Pi restarts.`);
+    }
+    this.launches += 1;
+    const session = this.session;
+    if (!session) throw new Error("no Pi session yet");
+    const settings = await readUserSettings(session.agentDir);
+    /** @type {ServerConnection} */
+    let connection;
+    try {
+      connection = await ServerConnection.launch(serverArgv(this.env, settings.memory), { cwd: session.cwd });
+    } catch (error) {
+      if (error instanceof LaunchError) throw this.giveUp(`Memory is off: ${error.message}. ${installHint()}`);
+      throw error;
+    }
+    connection.onExit(() => {
+      this.lastExit = connection.exitReason ?? "";
+    });
+    try {
+      await connection.request({ cmd: "start", protocol: 1 });
+      await connection.request({
+        cmd: "open",
+        instance: INSTANCE,
+        workspace: openWorkspace(session, flatSessionDirs(session, settings.sessionDir, this.env)),
+        clock: currentClock(),
+        settings: { allow_global: settings.memory.allowGlobal },
+      });
+      await connection.request({ cmd: "event", instance: INSTANCE, name: "session_start", data: this.sessionStartData() });
+    } catch (error) {
+      connection.stop();
+      throw error;
+    }
+    this.connection = connection;
+    return connection;
+  }
+
+  /**
+   * Turns memory off for this runtime and tells the user once.
+   * @param {string} message
+   */
+  giveUp(message) {
+    this.fatal = new Error(message);
+    this.notify?.(message, "error");
+    return this.fatal;
+  }
+
+  /**
+   * The tool's execute(): a tool error from the server is thrown, so Pi marks the result isError.
+   * @param {string} name
+   * @param {Record<string, unknown>} args
+   * @param {AbortSignal | undefined} signal
+   * @param {PiContext} ctx
+   */
+  async callTool(name, args, signal, ctx) {
+    this.observe(ctx);
+    const connection = await this.ready();
+    await connection.request({ cmd: "clock", instance: INSTANCE, now: currentClock().now }, signal);
+    const response = await connection.request({ cmd: "tool", instance: INSTANCE, name, arguments: args }, signal);
+    const error = /** @type {{code: string, message: string} | undefined} */ (response.error);
+    if (error) throw new Error(`${error.code}: ${error.message}`);
+    return { content: response.content, details: response.details };
+  }
+
+  /**
+   * The `/memory` command: the answer (or the error) is shown to the user as a notification.
+   * @param {string} name
+   * @param {string} args
+   * @param {PiContext} ctx
+   */
+  async runCommand(name, args, ctx) {
+    this.observe(ctx);
+    const notify = /** @type {(message: string, level: NotifyLevel) => void} */ (this.notify);
+    try {
+      const connection = await this.ready();
+      await connection.request({ cmd: "clock", instance: INSTANCE, now: currentClock().now });
+      const response = await connection.request({ cmd: "command", instance: INSTANCE, name, args: args.trim() });
+      const error = /** @type {{code: string, message: string} | undefined} */ (response.error);
+      if (error) notify(`/${name} ${args}: ${error.message}`, "error");
+      else notify(String(response.text), "info");
+    } catch (error) {
+      notify(error instanceof Error ? error.message : String(error), "error");
+    }
+  }
+}
+
+/**
+ * The event's fields as the protocol's `data`. message_end carries only the role: the server reads
+ * text from the journal (the only copy), and a message may hold megabytes of image data.
+ * @param {string} name
+ * @param {Record<string, unknown>} event
+ */
+function eventData(name, event) {
+  const { type: _type, ...fields } = event;
+  if (name === "message_end") {
+    const message = /** @type {{role?: unknown} | undefined} */ (event.message);
+    return { message: { role: message?.role } };
+  }
+  return fields;
+}
+
+/**
+ * Pi's extension factory.
+ * @param {PiApi} pi
+ */
+export default function memoryExtension(pi) {
+  const client = new MemoryClient(process.env);
+  for (const tool of manifest.tools) {
+    pi.registerTool({
+      name: tool.name,
+      label: tool.label,
+      description: tool.description,
+      parameters: tool.parameters,
+      /**
+       * @param {string} _toolCallId
+       * @param {Record<string, unknown>} params
+       * @param {AbortSignal | undefined} signal
+       * @param {unknown} _onUpdate
+       * @param {PiContext} ctx
+       */
+      execute: (_toolCallId, params, signal, _onUpdate, ctx) => client.callTool(tool.name, params, signal, ctx),
+    });
+  }
+  for (const command of manifest.commands) {
+    pi.registerCommand(command.name, {
+      description: command.description,
+      handler: (args, ctx) => client.runCommand(command.name, args, ctx),
+    });
+  }
+  for (const name of manifest.events) {
+    pi.on(name, (event, ctx) => {
+      client.onEvent(name, event, ctx);
+    });
+  }
+}

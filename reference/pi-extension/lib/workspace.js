@@ -1,0 +1,157 @@
+// @ts-check
+// What the extension tells `pimem serve` about Pi: where journals live, the current session and
+// the user's settings. Everything is read from Pi's own configuration, never from tool arguments.
+
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The subset of Pi's ReadonlySessionManager the extension reads.
+ * @typedef {{getSessionFile(): string | undefined, getSessionDir(): string, getCwd(): string}} SessionView
+ */
+
+/**
+ * Plain data captured from a Pi context; Pi's context objects go stale when a session is replaced.
+ * @typedef {{home: string, agentDir: string, cwd: string, sessionFile: string | undefined, sessionDir: string}} PiSession
+ */
+
+/**
+ * The user's memory settings, from the `memory` key of `<agentDir>/settings.json`.
+ * @typedef {{allowGlobal: boolean, command: string[] | undefined}} MemorySettings
+ */
+
+/** The server command when neither PIMEM_COMMAND nor the `memory.command` setting names one. */
+export const DEFAULT_COMMAND = ["pimem"];
+
+/**
+ * Expands a leading "~" like Pi does for its directory settings.
+ * @param {string} path
+ */
+function expandHome(path) {
+  if (path === "~") return homedir();
+  return path.startsWith("~/") ? join(homedir(), path.slice(2)) : path;
+}
+
+/**
+ * Pi's agent dir: $PI_CODING_AGENT_DIR if set, else ~/.pi/agent (Pi's own rule, pi-platform §1).
+ * @param {NodeJS.ProcessEnv} env
+ */
+export function agentDirFrom(env) {
+  return env.PI_CODING_AGENT_DIR ? expandHome(env.PI_CODING_AGENT_DIR) : join(homedir(), ".pi", "agent");
+}
+
+/**
+ * @param {{cwd: string, sessionManager: SessionView}} ctx a Pi ExtensionContext
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {PiSession}
+ */
+export function captureSession(ctx, env) {
+  return {
+    home: homedir(),
+    agentDir: agentDirFrom(env),
+    cwd: ctx.cwd,
+    sessionFile: ctx.sessionManager.getSessionFile(),
+    sessionDir: ctx.sessionManager.getSessionDir(),
+  };
+}
+
+/**
+ * Reads `<agentDir>/settings.json`. Only the user's global file counts: a project's
+ * `.pi/settings.json` comes with the repository and must not widen what the memory may show.
+ * @param {string} agentDir
+ * @returns {Promise<{memory: MemorySettings, sessionDir: string | undefined}>}
+ */
+export async function readUserSettings(agentDir) {
+  /** @type {Record<string, unknown>} */
+  let settings = {};
+  try {
+    settings = JSON.parse(await readFile(join(agentDir, "settings.json"), "utf8"));
+  } catch {
+    // No settings file (or one Pi itself would reject): every default applies.
+  }
+  const memory = /** @type {Record<string, unknown>} */ (settings.memory ?? {});
+  const command = memory.command;
+  return {
+    memory: {
+      allowGlobal: memory.allowGlobal === true,
+      command: typeof command === "string" ? [command] : isStringList(command) ? command : undefined,
+    },
+    sessionDir: typeof settings.sessionDir === "string" ? settings.sessionDir : undefined,
+  };
+}
+
+/**
+ * @param {unknown} value
+ * @returns {value is string[]}
+ */
+function isStringList(value) {
+  return Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === "string");
+}
+
+/**
+ * The server's argv: $PIMEM_COMMAND (one executable path), else the `memory.command` setting
+ * (a path or an argv list), else `pimem` on PATH; `serve` is appended.
+ * @param {NodeJS.ProcessEnv} env
+ * @param {MemorySettings} memory
+ */
+export function serverArgv(env, memory) {
+  const command = env.PIMEM_COMMAND ? [env.PIMEM_COMMAND] : (memory.command ?? DEFAULT_COMMAND);
+  return [...command, "serve"];
+}
+
+/**
+ * Flat session dirs (Pi's --session-dir, $PI_CODING_AGENT_SESSION_DIR, `sessionDir` setting).
+ * The current session's own dir counts when it is not the default `<agentDir>/sessions/<cwd>/`.
+ * @param {PiSession} session
+ * @param {string | undefined} settingsSessionDir
+ * @param {NodeJS.ProcessEnv} env
+ */
+export function flatSessionDirs(session, settingsSessionDir, env) {
+  const candidates = [env.PI_CODING_AGENT_SESSION_DIR, settingsSessionDir].filter(
+    /** @returns {dir is string} */ (dir) => typeof dir === "string" && dir.length > 0,
+  );
+  const dirs = candidates.map((dir) => resolve(expandHome(dir)));
+  if (dirname(resolve(session.sessionDir)) !== resolve(session.agentDir, "sessions")) {
+    dirs.unshift(resolve(session.sessionDir));
+  }
+  return [...new Set(dirs)];
+}
+
+/**
+ * The `open` request's workspace (spec/protocol.md).
+ * @param {PiSession} session
+ * @param {string[]} sessionDirs
+ */
+export function openWorkspace(session, sessionDirs) {
+  const stateDir = join(session.agentDir, "pimem");
+  return {
+    home: session.home,
+    agent_dir: session.agentDir,
+    session_dirs: sessionDirs,
+    state_dir: stateDir,
+    cwd: session.cwd,
+    // --no-session: there is no current journal; a path that never exists stands for it.
+    session_file: session.sessionFile ?? join(stateDir, "no-session.jsonl"),
+  };
+}
+
+/** The wall clock for the server; Pi has no other. */
+export function currentClock() {
+  return {
+    now: new Date().toISOString(),
+    tz: Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC",
+  };
+}
+
+/**
+ * The install hint shown when the command is missing. A checkout of this repository (the
+ * extension installed from a local path) gets the exact command for it.
+ */
+export function installHint() {
+  const checkout = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+  const source = existsSync(join(checkout, "pyproject.toml")) ? JSON.stringify(checkout) : "<pi-memory-spec checkout>";
+  return `Install it with: pipx install ${source} (or set PIMEM_COMMAND to the pimem executable).`;
+}

@@ -1,0 +1,318 @@
+// @ts-check
+// Loads the extension against a fake `pi` that records every call made on it, and drives it
+// against test/fake-server.js. Run with `node --test` (no packages needed).
+
+import assert from "node:assert/strict";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import memoryExtension, { manifest } from "../index.js";
+
+const FAKE_SERVER = fileURLToPath(new URL("./fake-server.js", import.meta.url));
+chmodSync(FAKE_SERVER, 0o755);
+
+/** Events whose handlers could change what the model sees; the memory must not listen to them. */
+const FORBIDDEN_EVENTS = [
+  "context",
+  "before_agent_start",
+  "before_provider_request",
+  "agent_end",
+  "turn_end",
+  "input",
+  "tool_call",
+  "tool_result",
+];
+const REGISTRATION_METHODS = ["registerTool", "registerCommand", "on"];
+
+/**
+ * A fake ExtensionAPI: every property read is recorded, and every method records its call.
+ * @returns {{pi: any, calls: Array<{method: string, args: any[]}>}}
+ */
+function recordingPi() {
+  /** @type {Array<{method: string, args: any[]}>} */
+  const calls = [];
+  const pi = new Proxy(
+    {},
+    {
+      get(_target, property) {
+        const method = String(property);
+        return (/** @type {any[]} */ ...args) => {
+          calls.push({ method, args });
+        };
+      },
+    },
+  );
+  return { pi, calls };
+}
+
+/** @type {string} */
+let workdir;
+/** @type {string} */
+let serverLog;
+const savedEnv = { ...process.env };
+
+beforeEach(() => {
+  workdir = mkdtempSync(join(tmpdir(), "pimem-ext-"));
+  serverLog = join(workdir, "server.log");
+  mkdirSync(join(workdir, "agent", "sessions", "--proj--"), { recursive: true });
+  mkdirSync(join(workdir, "proj"));
+  process.env.PI_CODING_AGENT_DIR = join(workdir, "agent");
+  process.env.PIMEM_COMMAND = FAKE_SERVER;
+  process.env.FAKE_PIMEM_LOG = serverLog;
+  delete process.env.PI_CODING_AGENT_SESSION_DIR;
+  delete process.env.FAKE_PIMEM_EXIT_ON_TOOL;
+});
+
+afterEach(() => {
+  for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
+  Object.assign(process.env, savedEnv);
+});
+
+/** A fake ExtensionContext for a session of project `proj` whose journal does not exist yet. */
+function fakeContext() {
+  /** @type {Array<{message: string, level: string}>} */
+  const notifications = [];
+  const sessionDir = join(workdir, "agent", "sessions", "--proj--");
+  const ctx = {
+    cwd: join(workdir, "proj"),
+    hasUI: true,
+    ui: {
+      notify: (/** @type {string} */ message, /** @type {string} */ level) => notifications.push({ message, level }),
+    },
+    sessionManager: {
+      getSessionFile: () => join(sessionDir, "s1.jsonl"),
+      getSessionDir: () => sessionDir,
+      getCwd: () => join(workdir, "proj"),
+    },
+  };
+  return { ctx, notifications };
+}
+
+/** Loads the extension and returns its registrations, keyed for the tests. */
+function load() {
+  const { pi, calls } = recordingPi();
+  const returned = memoryExtension(pi);
+  const tools = calls.filter((call) => call.method === "registerTool").map((call) => call.args[0]);
+  const commands = calls.filter((call) => call.method === "registerCommand");
+  /** @type {Map<string, Function>} */
+  const handlers = new Map(calls.filter((call) => call.method === "on").map((call) => [call.args[0], call.args[1]]));
+  return { calls, returned, tools, commands, handlers };
+}
+
+/** @returns {Array<Record<string, any>>} */
+function serverRequests() {
+  try {
+    return readFileSync(serverLog, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Waits (bounded) until the fake server's log satisfies `done`.
+ * @param {(records: Array<Record<string, any>>) => boolean} done
+ */
+async function untilLogged(done) {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    if (done(serverRequests())) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  assert.fail(`the fake server never logged what was expected: ${JSON.stringify(serverRequests())}`);
+}
+
+test("registrations equal manifest.json, and nothing else is called on pi", () => {
+  const { calls, returned, tools, commands, handlers } = load();
+  assert.equal(returned, undefined);
+  assert.deepEqual(
+    tools.map(({ name, label, description, parameters }) => ({ name, label, description, parameters })),
+    manifest.tools,
+  );
+  assert.deepEqual(
+    commands.map((call) => ({ name: call.args[0], description: call.args[1].description })),
+    manifest.commands,
+  );
+  assert.deepEqual([...handlers.keys()], manifest.events);
+  const otherCalls = calls.map((call) => call.method).filter((method) => !REGISTRATION_METHODS.includes(method));
+  assert.deepEqual(otherCalls, manifest.calls);
+  assert.deepEqual(manifest.calls, []);
+});
+
+test("no handler on an event that could change the model's context", () => {
+  const { handlers } = load();
+  for (const event of FORBIDDEN_EVENTS) assert.equal(handlers.has(event), false, event);
+  assert.deepEqual(manifest.events, ["session_start", "message_end", "session_compact", "session_tree", "session_shutdown"]);
+});
+
+test("the tool adds nothing to the system prompt and its description is short", () => {
+  const { tools } = load();
+  assert.equal(tools.length, 1);
+  for (const tool of tools) {
+    assert.equal("promptSnippet" in tool, false);
+    assert.equal("promptGuidelines" in tool, false);
+    assert.ok(tool.description.length <= 200, `${tool.description.length} chars`);
+    assert.equal(typeof tool.execute, "function");
+  }
+});
+
+test("handlers return nothing, and a tool call makes the round trip to the server", async () => {
+  const { tools, handlers } = load();
+  const { ctx } = fakeContext();
+  const events = {
+    session_start: { type: "session_start", reason: "startup" },
+    message_end: { type: "message_end", message: { role: "user", content: [{ type: "text", text: "hi" }] } },
+    session_compact: { type: "session_compact", compactionEntry: { id: "c1" }, fromExtension: false },
+    session_tree: { type: "session_tree", newLeafId: "a", oldLeafId: "b" },
+  };
+  for (const [name, event] of Object.entries(events)) {
+    assert.equal(/** @type {Function} */ (handlers.get(name))(event, ctx), undefined, name);
+  }
+  const result = await tools[0].execute("call-1", { action: "search", query: "needle" }, undefined, undefined, ctx);
+  assert.deepEqual(result, {
+    content: [{ type: "text", text: 'fake memory_context {"action":"search","query":"needle"}' }],
+    details: { arguments: { action: "search", query: "needle" } },
+  });
+  assert.equal(/** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx), undefined);
+  await untilLogged((records) => records.some((record) => record.fake === "stdin closed" || record.cmd === "stop"));
+
+  const requests = serverRequests().filter((record) => record.cmd);
+  assert.deepEqual(requests.map((request) => request.cmd), ["start", "open", "event", "clock", "tool", "event", "stop"]);
+  const [start, open, sessionStart, , tool, shutdown] = requests;
+  assert.equal(start.protocol, 1);
+  assert.deepEqual(open.workspace, {
+    home: open.workspace.home,
+    agent_dir: join(workdir, "agent"),
+    session_dirs: [],
+    state_dir: join(workdir, "agent", "pimem"),
+    cwd: join(workdir, "proj"),
+    session_file: join(workdir, "agent", "sessions", "--proj--", "s1.jsonl"),
+  });
+  assert.deepEqual(open.settings, { allow_global: false });
+  assert.deepEqual(sessionStart.data, {
+    reason: "startup",
+    session_file: open.workspace.session_file,
+    cwd: open.workspace.cwd,
+  });
+  assert.deepEqual(tool.arguments, { action: "search", query: "needle" });
+  assert.deepEqual(shutdown, { seq: shutdown.seq, cmd: "event", instance: "pi", name: "session_shutdown", data: { reason: "quit" } });
+});
+
+test("a tool error from the server is thrown, so Pi marks the result as an error", async () => {
+  const { tools, handlers } = load();
+  const { ctx } = fakeContext();
+  /** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx);
+  await assert.rejects(tools[0].execute("c", { action: "explode" }, undefined, undefined, ctx), /^Error: unknown_action: /);
+  /** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
+});
+
+test("session_start twice (after a fork) starts one server and forwards both", async () => {
+  const { tools, handlers } = load();
+  const { ctx } = fakeContext();
+  const sessionStart = /** @type {Function} */ (handlers.get("session_start"));
+  sessionStart({ reason: "fork" }, ctx);
+  sessionStart({ reason: "fork" }, ctx);
+  await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  sessionStart({ reason: "fork" }, ctx);
+  /** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
+  await untilLogged((records) => records.some((record) => record.cmd === "stop"));
+  const records = serverRequests();
+  assert.equal(records.filter((record) => record.fake === "started").length, 1);
+  assert.equal(records.filter((record) => record.cmd === "start").length, 1);
+  assert.deepEqual(
+    records.filter((record) => record.name === "session_start").map((record) => record.data.reason),
+    ["fork", "fork"],
+  );
+});
+
+test("the /memory command shows the server's answer to the user", async () => {
+  const { commands } = load();
+  const { ctx, notifications } = fakeContext();
+  await commands[0].args[1].handler(" gc confirm ", ctx);
+  assert.deepEqual(notifications, [{ message: "fake /memory gc confirm", level: "info" }]);
+  const command = serverRequests().find((record) => record.cmd === "command");
+  assert.deepEqual({ name: command?.name, args: command?.args }, { name: "memory", args: "gc confirm" });
+});
+
+test("the user's memory.allowGlobal setting reaches the server; a project's settings do not", async () => {
+  writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify({ memory: { allowGlobal: true } }));
+  const { tools, handlers } = load();
+  const { ctx } = fakeContext();
+  await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  mkdirSync(join(workdir, "proj", ".pi"));
+  writeFileSync(join(workdir, "proj", ".pi", "settings.json"), JSON.stringify({ memory: { allowGlobal: false } }));
+  writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify({ memory: { allowGlobal: false } }));
+  const second = load();
+  await second.tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  const opens = serverRequests().filter((record) => record.cmd === "open");
+  assert.deepEqual(opens.map((open) => open.settings.allow_global), [true, false]);
+  /** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
+  /** @type {Function} */ (second.handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
+});
+
+test("a flat session dir is sent as a session dir", async () => {
+  const flat = join(workdir, "flat");
+  process.env.PI_CODING_AGENT_SESSION_DIR = flat;
+  const { tools, handlers } = load();
+  const { ctx } = fakeContext();
+  ctx.sessionManager.getSessionDir = () => flat;
+  ctx.sessionManager.getSessionFile = () => join(flat, "s.jsonl");
+  await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  const open = serverRequests().find((record) => record.cmd === "open");
+  assert.deepEqual(open?.workspace.session_dirs, [flat]);
+  /** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
+});
+
+test("a missing command gives one notification with the install command, and Pi goes on", async () => {
+  process.env.PIMEM_COMMAND = join(workdir, "no-such-pimem");
+  const { tools, handlers } = load();
+  const { ctx, notifications } = fakeContext();
+  assert.equal(/** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx), undefined);
+  for (let call = 0; call < 3; call += 1) {
+    await assert.rejects(tools[0].execute("c", { action: "search" }, undefined, undefined, ctx), /pipx install/);
+  }
+  assert.equal(/** @type {Function} */ (handlers.get("message_end"))({ message: { role: "user" } }, ctx), undefined);
+  assert.equal(notifications.length, 1);
+  assert.equal(notifications[0].level, "error");
+  assert.match(notifications[0].message, /no-such-pimem/);
+  assert.match(notifications[0].message, /pipx install /);
+});
+
+test("a server that died is restarted, a bounded number of times", async () => {
+  const { tools, handlers } = load();
+  const { ctx, notifications } = fakeContext();
+  await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  const firstPid = serverRequests().find((record) => record.fake === "started")?.pid;
+  process.kill(firstPid, "SIGKILL");
+  await untilLogged(() => {
+    try {
+      process.kill(firstPid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  // The exit is noticed asynchronously; give the event loop a turn before the next call.
+  await new Promise((resolve) => setImmediate(resolve));
+  await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  const starts = serverRequests().filter((record) => record.fake === "started");
+  assert.equal(starts.length, 2);
+  assert.notEqual(starts[1].pid, firstPid);
+
+  process.env.FAKE_PIMEM_EXIT_ON_TOOL = "1";
+  const failures = [];
+  for (let call = 0; call < 5; call += 1) {
+    failures.push(
+      await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx).then(
+        () => "answered",
+        (/** @type {Error} */ error) => error.message,
+      ),
+    );
+  }
+  // Launches 2..4 die on their tool call; the fifth call finds the limit reached.
+  assert.equal(serverRequests().filter((record) => record.fake === "started").length, 4);
+  assert.match(failures[0], /pimem serve exited with code 3/);
+  assert.match(failures[4], /stopped 4 times/);
+  assert.equal(notifications.length, 1);
+  /** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
+});
