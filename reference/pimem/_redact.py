@@ -67,6 +67,32 @@ def _groups(
     return find
 
 
+def _anchored(
+    pattern: re.Pattern[str], keywords: tuple[str, ...], accept: Callable[[str], bool]
+) -> Callable[[str], Iterator[tuple[int, int]]]:
+    """Like _groups for a pattern that starts with one of `keywords`: the regex is tried only where a
+    keyword occurs (found by str.find), never at every position of the text."""
+    scan = _groups(pattern, accept)
+
+    def find(text: str) -> Iterator[tuple[int, int]]:
+        lower = text.lower()
+        if len(lower) != len(text):  # rare case-mappings change lengths; positions would not line up
+            yield from scan(text)
+            return
+        starts = set()
+        for keyword in keywords:
+            position = lower.find(keyword)
+            while position >= 0:
+                starts.add(position)
+                position = lower.find(keyword, position + 1)
+        for start in sorted(starts):
+            match = pattern.match(text, start)
+            if match is not None and accept(match.group(match.lastindex or 0)):
+                yield match.span(match.lastindex or 0)
+
+    return find
+
+
 def _private_keys(text: str) -> Iterator[tuple[int, int]]:
     """PEM private-key blocks; an unterminated block runs to the end of the text."""
     pos = 0
@@ -89,6 +115,7 @@ def _secret_value(value: str) -> bool:
         and not bare.replace(".", "", 1).replace("_", "").isdigit()
         and bare.lower() not in _NOT_SECRETS
         and not bare.startswith(("$", "[REDACTED", "{{", "<"))
+        and not _CODE_REFERENCE.fullmatch(bare)
     )
 
 
@@ -101,6 +128,7 @@ def _aws_with_key_id(text: str) -> Iterator[tuple[int, int]]:
                 yield match.span()
 
 
+_CODE_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # os.environ, process.env.TOKEN
 _AWS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
 _AWS_SECRET_SHAPE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _TOKEN = re.compile(
@@ -108,7 +136,7 @@ _TOKEN = re.compile(
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|xox[abposr]-[A-Za-z0-9-]{10,}"
     r"|(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])|AIza[A-Za-z0-9_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
     r"|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,}|hf_[A-Za-z0-9]{30,}"
-    r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|shpat_[a-fA-F0-9]{32}|(?:rk|sk|pk)_live_[A-Za-z0-9]{20,})"
+    r"|SK[0-9a-f]{32}(?![A-Za-z0-9])|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|shpat_[a-fA-F0-9]{32}|(?:rk|sk|pk)_live_[A-Za-z0-9]{20,})"
 )
 _JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{8,}")
 _URI_CREDENTIALS = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*)://[^\s/:@\"'<>]+:([^\s/\"'<>]+)@")
@@ -118,7 +146,7 @@ _CURL_USER = re.compile(r"\bcurl\b[^\n]*?\s(?:-u\s*|--user(?:\s+|=))[\"']?[^\s\"
 _BEARER = re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{8,})")
 _AUTHORIZATION = re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z0-9-]+\s+)?([^\s\"',;]{8,})")
 _AWS_NAMED = re.compile(
-    r"(?i)(?:aws_secret_access_key|secret_access_key|aws_secret_key)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+    r"(?i)(?:aws_secret_access_key|secret_access_key|aws_secret_key)[\"']?\s*[:=]?\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
 )
 _ASSIGNMENT = re.compile(
     r"(?i)(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth(?!or)|credential)"
@@ -177,6 +205,7 @@ _RULES = (
             "npm_",
             "pypi-",
             "hf_",
+            "SK",
             "SG.",
             "shpat_",
             "_live_",
@@ -190,7 +219,7 @@ _RULES = (
     _Rule("curl-user", ("curl",), (), _groups(_CURL_USER)),
     _Rule("auth-header", ("bearer",), (), _groups(_BEARER)),
     _Rule("auth-header", ("authorization",), (), _groups(_AUTHORIZATION)),
-    _Rule("assignment", _ASSIGNMENT_KEYS, (), _groups(_ASSIGNMENT, _secret_value)),
+    _Rule("assignment", _ASSIGNMENT_KEYS, (), _anchored(_ASSIGNMENT, _ASSIGNMENT_KEYS, _secret_value)),
 )
 
 
