@@ -67,7 +67,15 @@ def tree_hash_without(repo: Path, tree_id: str, excluded: str) -> str:
     return _hash_tree(_entries_without(repo, tree_id, excluded))
 
 
-def measured_trees(repo: Path) -> MeasuredTrees:
+def measured_trees(repo: Path) -> MeasuredTrees | None:
+    """The trees at HEAD and whether the work tree matches them; None outside a git checkout."""
+    try:
+        return _measured_trees(repo)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _measured_trees(repo: Path) -> MeasuredTrees:
     def rev(spec: str) -> str:
         return _git(repo, "rev-parse", spec).decode().strip()
 

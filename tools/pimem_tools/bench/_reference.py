@@ -100,24 +100,18 @@ class IndexRun:
 
 def _tree_rss_bytes(root_pid: int) -> int:
     """Resident memory of a process and all its descendants, from /proc (0 once it is gone)."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        pid = int(entry.name)
-        children.setdefault(int(fields[1]), []).append(pid)  # fields[1] is the parent pid
-        rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")  # fields[21] is rss in pages
     total, stack = 0, [root_pid]
+    page = os.sysconf("SC_PAGE_SIZE")
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack.extend(children.get(pid, []))
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as handle:
+                total += int(handle.read().split()[1]) * page  # the second field: resident pages
+            for task in os.scandir(f"/proc/{pid}/task"):
+                with open(f"{task.path}/children", "rb") as handle:
+                    stack.extend(int(child) for child in handle.read().split())
+        except OSError:  # it ended between two reads
+            continue
     return total
 
 
@@ -125,7 +119,7 @@ def run_pimem(argv: list[str], env: dict[str, str]) -> IndexRun:
     """Run `pimem <argv>` to completion; its wall time and peak RSS.
 
     The peak is the larger of the kernel's own high-water mark for the process (`wait4`, exact for a
-    single process) and the sum over its process tree polled every 20 ms (which also counts any worker
+    single process) and the sum over its process tree polled every 50 ms (which also counts any worker
     processes running at the same time).
     """
     started = time.perf_counter()
@@ -135,7 +129,7 @@ def run_pimem(argv: list[str], env: dict[str, str]) -> IndexRun:
 
     def poll() -> None:
         nonlocal polled_peak
-        while not done.wait(0.02):
+        while not done.wait(0.05):
             polled_peak = max(polled_peak, _tree_rss_bytes(process.pid))
 
     poller = threading.Thread(target=poll, daemon=True)

@@ -125,15 +125,21 @@ def _scaling_rows(scaling: list[dict[str, Any]]) -> list[str]:
 
 def render_markdown(result: dict[str, Any]) -> str:
     corpus, trees = result["corpus"], result["trees"]
-    clean = "clean" if trees["clean"] else "with uncommitted changes"
+    if trees is None:
+        measured_on = "outside a git checkout (no tree hashes)"
+    else:
+        clean = "clean" if trees["clean"] else "with uncommitted changes"
+        measured_on = (
+            f"on `reference/` tree `{trees['reference'][:12]}` and `tools/` tree "
+            f"`{trees['tools'][:12]}` ({clean})"
+        )
     lines = [
         "# pimem-bench results",
         "",
         f"Corpus: {corpus['bytes'] / MB:,.0f} MB of journals ({corpus['journals']:,} journals, "
         f"{corpus['entries']:,} entries, seed {corpus['seed']}). Machine: {result['machine']['cpus']} CPUs, "
         f"Python {result['machine']['python']}, SQLite {result['machine']['sqlite']}. "
-        f"Measured {result['measured_at']} on `reference/` tree `{trees['reference'][:12]}` and "
-        f"`tools/` tree `{trees['tools'][:12]}` ({clean}).",
+        f"Measured {result['measured_at']} {measured_on}.",
         "",
         f"Reproduce: `{result['command']}`",
         "",

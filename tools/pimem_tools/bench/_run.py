@@ -19,7 +19,7 @@ import apsw
 from pimem_tools.bench import _reference
 from pimem_tools.bench._ceiling import run_stage_pass
 from pimem_tools.bench._corpus import Corpus, ensure_corpus
-from pimem_tools.bench._git import RESULTS_RELPATH, measured_trees
+from pimem_tools.bench._git import RESULTS_RELPATH, MeasuredTrees, measured_trees
 from pimem_tools.bench._latency import (
     build_large_journal,
     time_appends,
@@ -163,7 +163,9 @@ def _search_p50(indexed: Indexed, queries: list[Query], session_file: Path, now:
 def run(options: Options) -> dict[str, Any]:
     started = time.perf_counter()
     trees = measured_trees(options.repo)
-    if not trees.clean:
+    if trees is None:
+        _say("not a git checkout: the result records no tree hashes")
+    elif not trees.clean:
         _say(f"uncommitted changes under reference/ or tools/: {', '.join(trees.dirty_paths[:5])}")
     _say(f"corpus of {options.size / MB:,.0f} MB (seed {options.seed})")
     corpus = ensure_corpus(options.cache_dir, options.size, options.seed)
@@ -174,7 +176,9 @@ def run(options: Options) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _measure(options: Options, trees: Any, corpus: Corpus, work: Path, started: float) -> dict[str, Any]:
+def _measure(
+    options: Options, trees: MeasuredTrees | None, corpus: Corpus, work: Path, started: float
+) -> dict[str, Any]:
     _say(f"1. first-pass indexing of {len(corpus.journals):,} journals ({corpus.bytes / MB:,.0f} MB)")
     main = _index(corpus, work / "state")
     _say(f"   {main.seconds:.1f} s, peak RSS {main.peak_rss_bytes / MB:.0f} MB")
@@ -271,7 +275,7 @@ def _measure(options: Options, trees: Any, corpus: Corpus, work: Path, started: 
             "sqlite": apsw.sqlite_lib_version(),
             "system": f"{platform.system()} {platform.machine()}",
         },
-        "trees": {**asdict(trees), "tools_excludes": RESULTS_RELPATH},
+        "trees": {**asdict(trees), "tools_excludes": RESULTS_RELPATH} if trees else None,
         "corpus": {
             "requested_bytes": options.size,
             "bytes": corpus.bytes,
