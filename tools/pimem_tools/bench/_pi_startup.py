@@ -22,7 +22,6 @@ __all__ = ["PiStartup", "measure_pi_startup"]
 
 PI_DIR = Path(".cache") / "pi-0.73.1"
 EXTENSION = Path("reference") / "pi-extension" / "index.js"
-RUNS_PER_SIDE = 7
 _TIMEOUT_SECONDS = 60
 
 
@@ -67,7 +66,7 @@ def _start_once(pi: Path, extension: Path | None, scratch: Path) -> float:
             process.wait()
 
 
-def measure_pi_startup(repo: Path) -> PiStartup:
+def measure_pi_startup(repo: Path, runs_per_side: int) -> PiStartup:
     pi = repo.resolve() / PI_DIR / "node_modules" / ".bin" / "pi"
     extension = repo.resolve() / EXTENSION
     if not pi.exists():
@@ -80,7 +79,7 @@ def measure_pi_startup(repo: Path) -> PiStartup:
     without_ms: list[float] = []
     with tempfile.TemporaryDirectory(prefix="pimem-bench-pi-") as temp:
         try:
-            for run in range(RUNS_PER_SIDE):
+            for run in range(runs_per_side):
                 without_ms.append(_start_once(pi, None, Path(temp) / f"without-{run}"))
                 with_ms.append(_start_once(pi, extension, Path(temp) / f"with-{run}"))
         except (OSError, RuntimeError) as error:

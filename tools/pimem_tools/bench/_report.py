@@ -183,6 +183,9 @@ def _plot(result: dict[str, Any], path: Path) -> None:
             if c == category
         ]
         ecdf(by_category, samples, category)
+    for threshold, label in ((5, "p50 target"), (50, "p99 target")):
+        by_category.axvline(threshold, color="grey", linestyle="--", linewidth=0.8)
+        by_category.text(threshold, 0.02, f" {label}", color="grey", fontsize=7)
     by_category.set(
         xscale="log",
         xlabel="search latency (ms)",

@@ -47,6 +47,7 @@ class Options:
     curve: tuple[int, ...]
     seed: int
     command: str
+    pi_startup_runs: int  # per side; each run starts the real Pi (about a second)
 
 
 def _say(message: str) -> None:
@@ -235,7 +236,7 @@ def _measure(
         _say(f"    {other.bytes / MB:,.0f} MB: {indexed.seconds:.1f} s")
 
     _say("Pi start-up")
-    startup = measure_pi_startup(options.repo)
+    startup = measure_pi_startup(options.repo, options.pi_startup_runs)
 
     ours_mb_per_s = mb_per_s(corpus.bytes, main.seconds)
     ceiling_mb_per_s = mb_per_s(corpus.bytes, stages.insert_seconds)
