@@ -34,7 +34,7 @@ def test_every_value_occurs_once_in_its_context_and_ids_are_unique() -> None:
         assert secret.context.count(secret.secret) == 1, secret.id
     for lookalike in CORPUS.lookalikes:
         assert lookalike.context.count(lookalike.value) == 1, lookalike.id
-    ids = [item.id for item in (*CORPUS.secrets, *CORPUS.lookalikes)]
+    ids = [secret.id for secret in CORPUS.secrets] + [lookalike.id for lookalike in CORPUS.lookalikes]
     assert len(ids) == len(set(ids))
     assert len({secret.secret for secret in CORPUS.secrets}) == len(CORPUS.secrets)
 

@@ -1,0 +1,262 @@
+"""Issue 8.6: every corpus secret is redacted from the index and from every output; look-alikes survive.
+
+Each item is planted in its own journal (one session id per item), in one of five carriers a real
+session uses (user text, assistant text, a tool call's arguments, a bash execution's output, a tool
+result), beside a unique marker word. A secret is *leaked* when any 8-character window of it is in
+any string of any response (read by id, or a search hit's excerpt), or is searchable: a search
+narrowed to its session with the letter/digit runs of every window (and of the whole secret)
+finds its entry. Runs that the entry's non-secret text or a `[REDACTED:<class>]` marker also holds
+are left out of that query, so only the secret's own characters can produce a hit. The marker word
+proves the entry is indexed at all, so an implementation cannot pass by indexing nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pimem_conformance import secrets_corpus
+from pimem_conformance._jsjson import dumps_like_js
+from reliability_kit import (
+    JournalWriter,
+    Memory,
+    entry_line,
+    header_line,
+    record_figure,
+    result_ids,
+    strings_in,
+)
+
+pytestmark = pytest.mark.reliability
+
+CWD = "/home/u/vault-app"
+CORPUS = secrets_corpus.load()
+MAX_FALSE_POSITIVE_RATE = 0.03
+TERMS_PER_QUERY = 200  # the leak probe is split so no query is absurdly long
+PAGE = 16_000
+ITEMS_PER_JOURNAL = 10  # fewer, fuller journals keep each call's discovery cheap
+SLICE = 1 << 20  # the spec's 1 MB redaction slice
+# The words of a `[REDACTED:<class>]` marker, which may stand where a secret was.
+MARKER_TERMS = {"redacted", "assignment", "auth", "header", "token", "aws", "secret", "jwt", "private",
+                "key", "url", "userinfo", "curl", "user", "connection", "string"}
+_RUN = re.compile(r"[^\W_]+")
+
+
+def runs(text: str) -> set[str]:
+    """The spec's query terms: maximal runs of Unicode letters and digits, case-folded."""
+    return {run.casefold() for run in _RUN.findall(text)}
+
+
+@dataclass(frozen=True)
+class Planted:
+    entry_id: str
+    session_id: str
+    marker: str
+    text: str  # what was planted: the item's text and the marker line
+    innocent: frozenset[str]  # the terms of the entry's extracted text once its secrets are taken out
+    secrets: tuple[str, ...]  # values that must not leak (empty for a look-alike)
+    keep: str = ""  # for a look-alike: the value that must come back unchanged
+
+    def leak_terms(self) -> list[str]:
+        terms: set[str] = set()
+        for secret in self.secrets:
+            terms |= runs(secret)
+            for window in secrets_corpus.windows(secret):
+                terms |= runs(window)
+        return sorted(terms - self.innocent - MARKER_TERMS)
+
+
+def extracted_text(index: int, text: str) -> str:
+    """The spec's extraction of the entry `carrier_lines` writes for `text`."""
+    carrier = index % 5
+    if carrier == 2:
+        return "[tool call] write " + dumps_like_js({"path": "notes.md", "content": text})
+    return f"$ printenv\n{text}" if carrier == 3 else text
+
+
+def carrier_lines(index: int, entry_id: str, text: str) -> list[dict[str, Any]]:
+    """The entry (and any call it answers) that puts `text` into a journal in carrier `index % 5`."""
+    stamp = "2026-11-02T10:00:00.000Z"
+    carrier = index % 5
+    if carrier == 0:
+        return [entry_line(entry_id, None, text, timestamp=stamp)]
+    if carrier == 1:
+        return [entry_line(entry_id, None, text, role="assistant", timestamp=stamp)]
+    if carrier == 2:
+        call = {"type": "toolCall", "id": f"call_{entry_id}", "name": "write",
+                "arguments": {"path": "notes.md", "content": text}}
+        return [{"type": "message", "id": entry_id, "parentId": None, "timestamp": stamp,
+                 "message": {"role": "assistant", "content": [call], "api": "mock", "provider": "mock",
+                             "model": "mock", "stopReason": "toolUse", "timestamp": 1793613600000}}]
+    if carrier == 3:
+        return [{"type": "message", "id": entry_id, "parentId": None, "timestamp": stamp,
+                 "message": {"role": "bashExecution", "command": "printenv", "output": text, "exitCode": 0,
+                             "cancelled": False, "truncated": False, "timestamp": 1793613600000}}]
+    call_id = f"call_{entry_id}"
+    call = {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "notes.md"}}
+    return [
+        {"type": "message", "id": "b" + entry_id[1:], "parentId": None, "timestamp": stamp,
+         "message": {"role": "assistant", "content": [call], "api": "mock", "provider": "mock",
+                     "model": "mock", "stopReason": "toolUse", "timestamp": 1793613600000}},
+        {"type": "message", "id": entry_id, "parentId": "b" + entry_id[1:], "timestamp": stamp,
+         "message": {"role": "toolResult", "toolCallId": call_id, "toolName": "read",
+                     "content": [{"type": "text", "text": text}], "isError": False,
+                     "timestamp": 1793613600000}},
+    ]
+
+
+@dataclass(frozen=True)
+class Item:
+    text: str
+    secrets: tuple[str, ...] = ()
+    keep: str = ""
+    big: bool = False  # a plain user message, whatever the carrier rotation says
+
+
+def plant_all(writer: JournalWriter, items: list[Item]) -> list[Planted]:
+    """Write the items, ITEMS_PER_JOURNAL to a journal (and so to a session id), in carrier rotation."""
+    planted, lines = [], []
+    for index, item in enumerate(items):
+        group = index // ITEMS_PER_JOURNAL
+        session_id = f"01935c00-{group:04x}-7000-8000-{group:012x}"
+        entry_id = f"a{index:07x}"  # 8 hex digits, like Pi's; the carrier's call entry uses "b..."
+        marker = f"plantmark{index:05d}"
+        body = f"{item.text}\nnote {marker}"
+        lines += [entry_line(entry_id, None, body)] if item.big else carrier_lines(index, entry_id, body)
+        without_secrets = body
+        for secret in item.secrets:
+            without_secrets = without_secrets.replace(secret, " ")
+        innocent = frozenset(runs(without_secrets if item.big else extracted_text(index, without_secrets)))
+        # A look-alike inside a tool call's JSON arguments comes back in its escaped form.
+        keep = item.keep if item.big or index % 5 != 2 else dumps_like_js(item.keep)[1:-1]
+        planted.append(Planted(entry_id, session_id, marker, body, innocent, item.secrets, keep))
+        if index % ITEMS_PER_JOURNAL == ITEMS_PER_JOURNAL - 1 or index == len(items) - 1:
+            writer.write(writer.path_for(CWD, f"items-{group:04d}"), [header_line(session_id, CWD), *lines])
+            lines = []
+    return planted
+
+
+def straddling_texts() -> list[tuple[str, tuple[str, ...]]]:
+    """Big entries whose secrets sit across the 1 MB slice boundaries of a redactor."""
+    rng = random.Random(8)
+    by_kind = {item.kind: item for item in CORPUS.secrets}
+    pem, token = by_kind["private-key"].secret, by_kind["github-pat"].secret
+    aws = by_kind["aws-secret-access-key"]
+    filler_line = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n"
+
+    def filler(chars: int) -> str:
+        return (filler_line * (chars // len(filler_line) + 1))[:chars]
+
+    texts: list[tuple[str, tuple[str, ...]]] = []
+    for boundary in (1_000_000, SLICE, 2 * SLICE):
+        # A PEM block that begins a few lines before a slice boundary and ends after it.
+        texts.append((filler(boundary - len(pem) // 2) + "\n" + pem + "\n" + filler(4096), (pem,)))
+        # One huge line: no line boundary near the slice, the token straddles it.
+        offset = rng.randint(4, len(token) - 4)
+        words = "lorem ipsum dolor sit amet " * (boundary // 27 + 1)
+        line = words[:boundary - offset - 1] + " " + token + " " + words[:4096]
+        texts.append((line, (token,)))
+    # Context in one slice, value in the next: the key name ends exactly at the boundary.
+    prefix = "aws_secret_access_key = "
+    texts.append((filler(SLICE - len(prefix)) + prefix + aws.secret + "\n" + filler(2048), (aws.secret,)))
+    return texts
+
+
+def read_window(memory: Memory, planted: Planted, start: int) -> dict[str, Any]:
+    """Two consecutive read pages from `start`, merged, so a secret across a page edge is seen whole."""
+    first = memory.tool("a", action="read", entryId=planted.entry_id, offset=max(0, start))
+    details = first.get("details", {})
+    if details.get("status") != "ok" or details.get("nextOffset") is None:
+        return first
+    second = memory.tool("a", action="read", entryId=planted.entry_id, offset=details["nextOffset"])
+    return {"pages": [first, second], "joined": details.get("text", "") + second["details"].get("text", "")}
+
+
+def leaked_windows(secrets: tuple[str, ...], response: Any) -> set[str]:
+    windows = set().union(*(secrets_corpus.windows(secret) for secret in secrets))
+    return {window for text in strings_in(response) for window in windows if window in text}
+
+
+def finds(memory: Memory, planted: Planted, terms: list[str]) -> bool:
+    """Whether a search for any of `terms`, narrowed to the planted session, returns the entry."""
+    hits = memory.tool("a", action="search", query=" ".join(terms), sessionId=planted.session_id, limit=50)
+    return planted.entry_id in result_ids(hits)
+
+
+def one_searchable_term(memory: Memory, planted: Planted, terms: list[str]) -> str:
+    """Halve a probe that found the entry until one term is left, to name what leaked."""
+    while len(terms) > 1:
+        half = terms[:len(terms) // 2]
+        terms = half if finds(memory, planted, half) else terms[len(terms) // 2:]
+    return terms[0]
+
+
+def probe(memory: Memory, planted: Planted) -> list[str]:
+    """Why this planted secret leaked (empty when it did not)."""
+    problems: list[str] = []
+    found = memory.tool("a", action="search", query=planted.marker, limit=5)
+    if planted.entry_id not in result_ids(found):
+        return [f"{planted.entry_id}: not found by its marker {planted.marker!r}, so it was not indexed"]
+    if leaked := leaked_windows(planted.secrets, found):
+        problems.append(f"search excerpt shows {sorted(leaked)[:3]}")
+    starts = [0] if len(planted.text) <= PAGE else [
+        planted.text.index(secret) - PAGE // 2 for secret in planted.secrets]
+    for start in starts:
+        if leaked := leaked_windows(planted.secrets, read_window(memory, planted, start)):
+            problems.append(f"read shows {sorted(leaked)[:3]}")
+    terms = planted.leak_terms()
+    for first in range(0, len(terms), TERMS_PER_QUERY):
+        chunk = terms[first:first + TERMS_PER_QUERY]
+        hits = memory.tool("a", action="search", query=" ".join(chunk), sessionId=planted.session_id,
+                           limit=50)
+        if planted.entry_id in result_ids(hits):
+            problems.append(f"searchable by {one_searchable_term(memory, planted, chunk)!r}")
+        # Only the results: `details.query` echoes the probe itself.
+        if leaked := leaked_windows(planted.secrets, hits.get("details", {}).get("results")):
+            problems.append(f"search excerpt shows {sorted(leaked)[:3]}")
+    return problems
+
+
+def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: str) -> None:
+    writer = JournalWriter(shared_tmp)
+    straddling_items = [Item(text, values, big=True) for text, values in straddling_texts()]
+    everything = plant_all(writer, [
+        *(Item(item.context, (item.secret,)) for item in CORPUS.secrets),
+        *straddling_items,
+        *(Item(item.context, keep=item.value) for item in CORPUS.lookalikes),
+    ])
+    secrets = everything[:len(CORPUS.secrets)]
+    straddling = everything[len(secrets):len(secrets) + len(straddling_items)]
+    lookalikes = everything[len(secrets) + len(straddling):]
+    kinds = {secret.entry_id: item.kind for secret, item in zip(secrets, CORPUS.secrets, strict=True)}
+
+    memory = Memory.connect(impl)
+    try:
+        memory.open("a", writer.workspace(CWD, writer.path_for(CWD, "current")))
+        leaks = {secret.entry_id: problems for secret in (*secrets, *straddling)
+                 if (problems := probe(memory, secret))}
+        false_positives: dict[str, str] = {}
+        for lookalike, item in zip(lookalikes, CORPUS.lookalikes, strict=True):
+            read = memory.tool("a", action="read", entryId=lookalike.entry_id)
+            text = read.get("details", {}).get("text", "")
+            if lookalike.keep not in text:
+                false_positives[lookalike.entry_id] = (
+                    f"{item.kind}: {item.context[:80]!r} came back as {text[:120]!r}")
+    finally:
+        memory.stop()
+
+    total = len(secrets) + len(straddling)
+    recall = (total - len(leaks)) / total
+    rate = len(false_positives) / len(lookalikes)
+    record_figure("secrets planted (incl. straddling 1 MB slices)", total)
+    record_figure("secrets recall", f"{recall:.2%} ({total - len(leaks)}/{total})")
+    record_figure("look-alike false-positive rate", f"{rate:.2%} ({len(false_positives)}/{len(lookalikes)})")
+    for problem in false_positives.values():
+        print(f"false positive: {problem}")
+    details = [f"{kinds.get(entry_id, 'straddling')} {entry_id}: {'; '.join(problems)}"
+               for entry_id, problems in leaks.items()]
+    assert not leaks, f"{len(leaks)} secrets leaked:\n" + "\n".join(details[:40])
+    assert rate <= MAX_FALSE_POSITIVE_RATE, "\n".join(false_positives.values())
