@@ -126,7 +126,8 @@ export function flatSessionDirs(session, settingsSessionDir, env) {
  * @param {string[]} sessionDirs
  */
 export function openWorkspace(session, sessionDirs) {
-  const stateDir = join(session.agentDir, "pimem");
+  // The same folder the `pimem` command line uses by default, so both see one index.
+  const stateDir = join(session.agentDir, "memory");
   return {
     home: session.home,
     agent_dir: session.agentDir,

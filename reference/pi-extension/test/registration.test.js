@@ -65,7 +65,13 @@ beforeEach(() => {
   delete process.env.FAKE_PIMEM_EXIT_ON_TOOL;
 });
 
+/** session_shutdown handlers of every extension a test loaded, so no server outlives its test. */
+/** @type {Function[]} */
+let shutdowns = [];
+
 afterEach(() => {
+  for (const shutdown of shutdowns) shutdown({ type: "session_shutdown", reason: "quit" }, fakeContext().ctx);
+  shutdowns = [];
   for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
   Object.assign(process.env, savedEnv);
 });
@@ -98,6 +104,7 @@ function load() {
   const commands = calls.filter((call) => call.method === "registerCommand");
   /** @type {Map<string, Function>} */
   const handlers = new Map(calls.filter((call) => call.method === "on").map((call) => [call.args[0], call.args[1]]));
+  shutdowns.push(/** @type {Function} */ (handlers.get("session_shutdown")));
   return { calls, returned, tools, commands, handlers };
 }
 
@@ -184,7 +191,7 @@ test("handlers return nothing, and a tool call makes the round trip to the serve
     home: open.workspace.home,
     agent_dir: join(workdir, "agent"),
     session_dirs: [],
-    state_dir: join(workdir, "agent", "pimem"),
+    state_dir: join(workdir, "agent", "memory"),
     cwd: join(workdir, "proj"),
     session_file: join(workdir, "agent", "sessions", "--proj--", "s1.jsonl"),
   });
@@ -203,7 +210,6 @@ test("a tool error from the server is thrown, so Pi marks the result as an error
   const { ctx } = fakeContext();
   /** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx);
   await assert.rejects(tools[0].execute("c", { action: "explode" }, undefined, undefined, ctx), /^Error: unknown_action: /);
-  /** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
 });
 
 test("session_start twice (after a fork) starts one server and forwards both", async () => {
@@ -234,33 +240,27 @@ test("the /memory command shows the server's answer to the user", async () => {
   assert.deepEqual({ name: command?.name, args: command?.args }, { name: "memory", args: "gc confirm" });
 });
 
-test("the user's memory.allowGlobal setting reaches the server; a project's settings do not", async () => {
-  writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify({ memory: { allowGlobal: true } }));
-  const { tools, handlers } = load();
-  const { ctx } = fakeContext();
-  await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+test("only the user's memory.allowGlobal setting reaches the server, never a project's", async () => {
   mkdirSync(join(workdir, "proj", ".pi"));
-  writeFileSync(join(workdir, "proj", ".pi", "settings.json"), JSON.stringify({ memory: { allowGlobal: false } }));
-  writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify({ memory: { allowGlobal: false } }));
-  const second = load();
-  await second.tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  writeFileSync(join(workdir, "proj", ".pi", "settings.json"), JSON.stringify({ memory: { allowGlobal: true } }));
+  const { ctx } = fakeContext();
+  await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify({ memory: { allowGlobal: true } }));
+  await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
   const opens = serverRequests().filter((record) => record.cmd === "open");
-  assert.deepEqual(opens.map((open) => open.settings.allow_global), [true, false]);
-  /** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
-  /** @type {Function} */ (second.handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
+  assert.deepEqual(opens.map((open) => open.settings), [{ allow_global: false }, { allow_global: true }]);
 });
 
 test("a flat session dir is sent as a session dir", async () => {
   const flat = join(workdir, "flat");
   process.env.PI_CODING_AGENT_SESSION_DIR = flat;
-  const { tools, handlers } = load();
+  const { tools } = load();
   const { ctx } = fakeContext();
   ctx.sessionManager.getSessionDir = () => flat;
   ctx.sessionManager.getSessionFile = () => join(flat, "s.jsonl");
   await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
   const open = serverRequests().find((record) => record.cmd === "open");
   assert.deepEqual(open?.workspace.session_dirs, [flat]);
-  /** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
 });
 
 test("a missing command gives one notification with the install command, and Pi goes on", async () => {
@@ -278,30 +278,27 @@ test("a missing command gives one notification with the install command, and Pi 
   assert.match(notifications[0].message, /pipx install /);
 });
 
-test("a server that died is restarted, a bounded number of times", async () => {
-  const { tools, handlers } = load();
-  const { ctx, notifications } = fakeContext();
+test("a server that died is restarted for the next call", async () => {
+  const { tools } = load();
+  const { ctx } = fakeContext();
   await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
   const firstPid = serverRequests().find((record) => record.fake === "started")?.pid;
   process.kill(firstPid, "SIGKILL");
-  await untilLogged(() => {
-    try {
-      process.kill(firstPid, 0);
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  // The exit is noticed asynchronously; give the event loop a turn before the next call.
+  // A killed child stays visible to kill(pid, 0) until Node reaps it, which is when the exit is noticed.
+  await untilLogged(() => !isAlive(firstPid));
   await new Promise((resolve) => setImmediate(resolve));
   await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
   const starts = serverRequests().filter((record) => record.fake === "started");
   assert.equal(starts.length, 2);
   assert.notEqual(starts[1].pid, firstPid);
+});
 
+test("a server that keeps dying is started at most four times, with one notification", async () => {
   process.env.FAKE_PIMEM_EXIT_ON_TOOL = "1";
+  const { tools } = load();
+  const { ctx, notifications } = fakeContext();
   const failures = [];
-  for (let call = 0; call < 5; call += 1) {
+  for (let call = 0; call < 6; call += 1) {
     failures.push(
       await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx).then(
         () => "answered",
@@ -309,10 +306,20 @@ test("a server that died is restarted, a bounded number of times", async () => {
       ),
     );
   }
-  // Launches 2..4 die on their tool call; the fifth call finds the limit reached.
   assert.equal(serverRequests().filter((record) => record.fake === "started").length, 4);
-  assert.match(failures[0], /pimem serve exited with code 3/);
+  assert.match(failures[3], /pimem serve exited with code 3/);
   assert.match(failures[4], /stopped 4 times/);
+  assert.equal(failures[5], failures[4]);
   assert.equal(notifications.length, 1);
-  /** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
+  assert.equal(notifications[0].message, failures[4]);
 });
+
+/** @param {number} pid */
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
