@@ -147,13 +147,14 @@ def test_hostile_arguments_get_results_or_clear_errors_and_open_nothing_outside(
     roots = allowed_roots(writer.root)
     calls = 0
     escapes: set[str] = set()
+    inside_opens = 0  # proof that the hook sees the implementation's opens at all
 
     @settings(max_examples=scaled(150, 2000), deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(arguments=hostile_arguments(str(writer.root)))
     def one_call(arguments: Any) -> None:
         global _OPENED
-        nonlocal calls
+        nonlocal calls, inside_opens
         opened: list[str] = []
         _OPENED = opened
         try:
@@ -162,6 +163,7 @@ def test_hostile_arguments_get_results_or_clear_errors_and_open_nothing_outside(
             _OPENED = None
         calls += 1
         outside_opens = {path for path in opened if not is_inside(path, roots)}
+        inside_opens += sum(path.startswith(str(writer.root)) for path in opened)
         escapes.update(outside_opens)
         assert not outside_opens, f"{arguments!r:.300} opened {sorted(outside_opens)}"
         check_response(response, arguments)
@@ -170,5 +172,6 @@ def test_hostile_arguments_get_results_or_clear_errors_and_open_nothing_outside(
         one_call()
     finally:
         memory.stop()
-    record_figure("hostile tool calls", calls)
+    record_figure("hostile tool calls", f"{calls} ({inside_opens} journal opens audited)")
     assert not escapes
+    assert inside_opens > 0, "the audit hook saw no open of a journal, so it cannot vouch for anything"
