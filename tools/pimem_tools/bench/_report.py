@@ -83,7 +83,7 @@ def _measurement_rows(result: dict[str, Any]) -> list[str]:
     if rg["available"]:
         rows.append(
             f"| ripgrep, same {rg['queries']} single-term queries | median {rg['rg_median_ms']:.0f} ms "
-            f"vs ours {rg['ours_median_ms']:.2f} ms: {rg['speedup']:,.0f}x faster |"
+            f"vs ours {rg['ours_median_ms']:.2f} ms: speedup {_fmt(rg['speedup'], 'x')} |"
         )
     else:
         rows.append(f"| ripgrep | unavailable: {rg['reason']} |")
