@@ -157,6 +157,8 @@ def render_markdown(result: dict[str, Any]) -> str:
         "",
         "## Scaling",
         "",
+        "Every corpus size is indexed from scratch and searched with the same query set as the main run.",
+        "",
         *_scaling_rows(result["scaling"]),
         "",
     ]

@@ -21,6 +21,7 @@ from pimem_tools.bench._ceiling import run_stage_pass
 from pimem_tools.bench._corpus import Corpus, ensure_corpus
 from pimem_tools.bench._git import RESULTS_RELPATH, MeasuredTrees, measured_trees
 from pimem_tools.bench._latency import (
+    SearchTimes,
     build_large_journal,
     time_appends,
     time_reads,
@@ -105,7 +106,7 @@ def _latency_block(samples: list[float]) -> dict[str, float]:
     }
 
 
-def _search_block(queries: list[Query], times: Any) -> dict[str, Any]:
+def _search_block(queries: list[Query], times: SearchTimes) -> dict[str, Any]:
     by_category: dict[str, dict[str, Any]] = {}
     for category in dict.fromkeys(times.categories):
         samples = [s for s, c in zip(times.samples_ms, times.categories, strict=True) if c == category]
