@@ -9,12 +9,13 @@ pimem-bench --size 300MB          another corpus size (curve: the default points
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import sys
 from pathlib import Path
 
-from pimem_tools.bench._git import RESULTS_RELPATH
+from pimem_tools.bench._git import RESULTS_RELPATH, export_commit, head_commit
 from pimem_tools.bench._report import write_outputs
 from pimem_tools.bench._run import Options, run
 
@@ -44,6 +45,23 @@ def _repo_root() -> Path:
     return repo_root() or Path.cwd()
 
 
+# Set in the re-executed process: the commit whose export it runs from.
+EXPORTED_COMMIT_ENV = "PIMEM_BENCH_EXPORTED_COMMIT"
+
+
+def _run_from_export(repo: Path, cache_dir: Path, argv: list[str]) -> None:
+    """Re-execute this command with HEAD's exported reference/ and tools/ first on the import path."""
+    commit = head_commit(repo)
+    if commit is None:
+        raise SystemExit(
+            "pimem-bench: not a git checkout, so there is no commit to measure; add --working-tree"
+        )
+    code = export_commit(repo, commit, cache_dir)
+    path = os.pathsep.join([str(code / "reference"), str(code / "tools"), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path.rstrip(os.pathsep), EXPORTED_COMMIT_ENV: commit}
+    os.execve(sys.executable, [sys.executable, "-m", "pimem_tools.bench", *argv], env)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="pimem-bench",
@@ -67,19 +85,29 @@ def main(argv: list[str] | None = None) -> int:
         help="output folder (default: tools/bench/results for the full run, .cache/bench-results otherwise)",
     )
     parser.add_argument("--cache-dir", type=Path, help="where corpora are kept (default: <repo>/.cache)")
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--working-tree", action="store_true", help="measure the checkout as it is, not HEAD's commit"
+    )
+    arguments = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(arguments)
     if args.quick and args.size is not None:
         parser.error("--quick is a fixed 100 MB run; use --size alone for another size, e.g. --size 300MB")
     repo = _repo_root()
+    cache_dir = args.cache_dir or repo / ".cache"
+    exported = os.environ.get(EXPORTED_COMMIT_ENV)
+    if exported is None and not args.working_tree:
+        _run_from_export(repo, cache_dir, arguments)
     size = QUICK_SIZE if args.quick else (args.size or FULL_SIZE)
     default_curve = QUICK_CURVE if args.quick else (*(s for s in FULL_CURVE if s < size), size)
     curve = tuple(sorted(set(args.curve or default_curve) | {size}))
     full_run = size == FULL_SIZE and not args.quick
     out = args.out or (repo / RESULTS_RELPATH if full_run else repo / ".cache" / "bench-results")
-    command = shlex.join(["pimem-bench", *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(["pimem-bench", *arguments])
     options = Options(
         repo=repo,
-        cache_dir=args.cache_dir or repo / ".cache",
+        cache_dir=cache_dir,
+        code_root=export_commit(repo, exported, cache_dir) if exported else repo,
+        exported_commit=exported,
         size=size,
         curve=curve,
         seed=args.seed,

@@ -1,5 +1,10 @@
 """Which code a result was measured on: git tree hashes of `reference/` and `tools/`.
 
+Several people share one checkout, so by default a run measures HEAD's committed `reference/` and
+`tools/`, unpacked into the cache (`export_commit`), never whatever happens to be uncommitted; the
+recorded hashes are then true by construction. `--working-tree` measures the checkout as it is and
+records whether it was clean.
+
 The results live under `tools/bench/results/`, so committing them changes the `tools/` tree. The
 recorded `tools` hash is therefore the tree `tools/` would have without `bench/results/`: a real git
 tree id, computed from git's own objects without writing any, and stable across result commits.
@@ -8,21 +13,34 @@ tree id, computed from git's own objects without writing any, and stable across 
 from __future__ import annotations
 
 import hashlib
+import io
+import shutil
 import subprocess
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RESULTS_RELPATH", "MeasuredTrees", "measured_trees", "tree_hash_without"]
+__all__ = [
+    "RESULTS_RELPATH",
+    "MeasuredTrees",
+    "export_commit",
+    "head_commit",
+    "measured_trees",
+    "tree_hash_without",
+]
 
 RESULTS_RELPATH = "tools/bench/results"
+_MEASURED_PATHS = ("reference", "tools")
+_EXPORT_PREFIX = "bench-code-"
 
 
 @dataclass(frozen=True)
 class MeasuredTrees:
-    head: str
+    commit: str
     reference: str
     tools: str
-    # Uncommitted changes (or untracked files) under the measured paths make the hashes a lie.
+    source: str  # "commit" (an export of it) or "working tree"
+    # Uncommitted changes (or untracked files) in a measured working tree make the hashes a lie.
     clean: bool
     dirty_paths: tuple[str, ...]
 
@@ -67,34 +85,49 @@ def tree_hash_without(repo: Path, tree_id: str, excluded: str) -> str:
     return _hash_tree(_entries_without(repo, tree_id, excluded))
 
 
-def measured_trees(repo: Path) -> MeasuredTrees | None:
-    """The trees at HEAD and whether the work tree matches them; None outside a git checkout."""
+def head_commit(repo: Path) -> str | None:
+    """HEAD's commit id, or None outside a git checkout."""
     try:
-        return _measured_trees(repo)
+        return _git(repo, "rev-parse", "HEAD").decode().strip()
     except (OSError, subprocess.CalledProcessError):
         return None
 
 
-def _measured_trees(repo: Path) -> MeasuredTrees:
+def export_commit(repo: Path, commit: str, cache_dir: Path) -> Path:
+    """The commit's `reference/` and `tools/`, unpacked once under the cache; older exports go."""
+    target = cache_dir / f"{_EXPORT_PREFIX}{commit}"
+    complete = target / ".complete"
+    if not complete.is_file():
+        for old in cache_dir.glob(f"{_EXPORT_PREFIX}*"):
+            shutil.rmtree(old)
+        archive = _git(repo, "archive", "--format=tar", commit, *_MEASURED_PATHS)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(target, filter="data")
+        complete.touch()
+    return target
+
+
+def measured_trees(repo: Path, exported: str | None) -> MeasuredTrees | None:
+    """The trees a run measures: those of the exported commit, or of HEAD for a working-tree run."""
+    commit = exported or head_commit(repo)
+    if commit is None:
+        return None
+
     def rev(spec: str) -> str:
         return _git(repo, "rev-parse", spec).decode().strip()
 
-    status = _git(
-        repo,
-        "status",
-        "--porcelain",
-        "--untracked-files=all",
-        "--",
-        "reference",
-        "tools",
-        f":(exclude){RESULTS_RELPATH}",
-    ).decode()
-    dirty = tuple(line[3:] for line in status.splitlines() if line)
-    excluded = RESULTS_RELPATH.removeprefix("tools/")
+    dirty: tuple[str, ...] = ()
+    if exported is None:
+        status = _git(
+            repo, "status", "--porcelain", "--untracked-files=all", "--",
+            *_MEASURED_PATHS, f":(exclude){RESULTS_RELPATH}",
+        ).decode()  # fmt: skip
+        dirty = tuple(line[3:] for line in status.splitlines() if line)
     return MeasuredTrees(
-        head=rev("HEAD"),
-        reference=rev("HEAD:reference"),
-        tools=tree_hash_without(repo, rev("HEAD:tools"), excluded),
+        commit=commit,
+        reference=rev(f"{commit}:reference"),
+        tools=tree_hash_without(repo, rev(f"{commit}:tools"), RESULTS_RELPATH.removeprefix("tools/")),
+        source="commit" if exported else "working tree",
         clean=not dirty,
         dirty_paths=dirty,
     )

@@ -66,9 +66,10 @@ def _start_once(pi: Path, extension: Path | None, scratch: Path) -> float:
             process.wait()
 
 
-def measure_pi_startup(repo: Path, runs_per_side: int) -> PiStartup:
+def measure_pi_startup(repo: Path, code_root: Path, runs_per_side: int) -> PiStartup:
+    """Pi comes from the repo's cache, the extension from the measured code."""
     pi = repo.resolve() / PI_DIR / "node_modules" / ".bin" / "pi"
-    extension = repo.resolve() / EXTENSION
+    extension = code_root.resolve() / EXTENSION
     if not pi.exists():
         return PiStartup(
             reason=f"Pi 0.73.1 is not installed at {PI_DIR} (the Pi end-to-end test installs it)"

@@ -128,11 +128,12 @@ def render_markdown(result: dict[str, Any]) -> str:
     if trees is None:
         measured_on = "outside a git checkout (no tree hashes)"
     else:
-        clean = "clean" if trees["clean"] else "with uncommitted changes"
-        measured_on = (
-            f"on `reference/` tree `{trees['reference'][:12]}` and `tools/` tree "
-            f"`{trees['tools'][:12]}` ({clean})"
-        )
+        hashes = f"`reference/` tree `{trees['reference'][:12]}`, `tools/` tree `{trees['tools'][:12]}`"
+        if trees["source"] == "commit":
+            measured_on = f"on commit `{trees['commit'][:12]}` as committed ({hashes})"
+        else:
+            clean = "clean" if trees["clean"] else "with uncommitted changes"
+            measured_on = f"on the working tree at `{trees['commit'][:12]}`, {clean} ({hashes})"
     lines = [
         "# pimem-bench results",
         "",

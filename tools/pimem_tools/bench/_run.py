@@ -44,6 +44,8 @@ _RIPGREP_QUERIES = 40  # each rg call reads the whole corpus; 40 keeps a 1 GiB r
 class Options:
     repo: Path
     cache_dir: Path
+    code_root: Path  # where the measured reference/ and tools/ are: the repo, or an export of a commit
+    exported_commit: str | None
     size: int
     curve: tuple[int, ...]
     seed: int
@@ -164,7 +166,7 @@ def _search_p50(indexed: Indexed, queries: list[Query], session_file: Path, now:
 
 def run(options: Options) -> dict[str, Any]:
     started = time.perf_counter()
-    trees = measured_trees(options.repo)
+    trees = measured_trees(options.repo, options.exported_commit)
     if trees is None:
         _say("not a git checkout: the result records no tree hashes")
     elif not trees.clean:
@@ -237,7 +239,7 @@ def _measure(
         _say(f"    {other.bytes / MB:,.0f} MB: {indexed.seconds:.1f} s")
 
     _say("Pi start-up")
-    startup = measure_pi_startup(options.repo, options.pi_startup_runs)
+    startup = measure_pi_startup(options.repo, options.code_root, options.pi_startup_runs)
 
     ours_mb_per_s = mb_per_s(corpus.bytes, main.seconds)
     ceiling_mb_per_s = mb_per_s(corpus.bytes, stages.insert_seconds)
