@@ -1,0 +1,304 @@
+"""The real Pi uses the reference as its memory, end to end (issue 6).
+
+Pi 0.73.1 is installed with `npm ci` from the committed lockfile beside this file into
+`<repo>/.cache/pi-0.73.1` (reused when present), the extension with `pi install <path>` as the
+README says, and every Pi runs in RPC mode under a throwaway HOME against the scripted mock LLM
+in mock_llm.py, with PIMEM_COMMAND pointing at this venv's `pimem`. Only what Pi itself wrote
+into its journals is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import string
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from mock_llm import MockLLM, Text, ToolCall
+from pi_rpc import PiProcess, children_of
+
+pytestmark = pytest.mark.pi_e2e
+
+PI_VERSION = "0.73.1"
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+PI_CACHE = REPO / ".cache" / f"pi-{PI_VERSION}"
+EXTENSION = REPO / "reference" / "pi-extension"
+JOURNAL_SCHEMA = REPO / "spec" / "schemas" / "pi-journal-line.schema.json"
+TOOL = "memory_context"
+# Enough words that keeping only ~60 recent tokens pushes the first turn out of the context.
+FILLER = " ".join(["This reply is long on purpose so that the compaction keeps only recent turns."] * 8)
+
+
+def _installed_pi() -> Path:
+    """Pi from the lockfile, installed once into the cache folder."""
+    npm = shutil.which("npm")
+    if shutil.which("node") is None or npm is None:
+        pytest.skip("node and npm are not installed: the end-to-end test runs the real Pi (Node.js >= 20)")
+    pi = PI_CACHE / "node_modules" / ".bin" / "pi"
+    lockfile = (HERE / "package-lock.json").read_bytes()
+    cached_lock = PI_CACHE / "package-lock.json"
+    if not pi.exists() or not cached_lock.exists() or cached_lock.read_bytes() != lockfile:
+        PI_CACHE.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(HERE / name, PI_CACHE / name)
+        installed = subprocess.run(
+            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
+            cwd=PI_CACHE,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert installed.returncode == 0, f"npm ci failed:\n{installed.stdout}\n{installed.stderr}"
+    return pi
+
+
+@dataclass
+class World:
+    """A throwaway HOME with two projects, a mock LLM and the installed Pi."""
+
+    pi: Path
+    home: Path
+    agent_dir: Path
+    env: dict[str, str]
+    llm: MockLLM
+    logs: Path
+
+    def run_pi(self, cwd: Path) -> PiProcess:
+        return PiProcess(self.pi, cwd, self.env, self.logs / "pi.stderr")
+
+    def update_settings(self, **fields: Any) -> None:
+        path = self.agent_dir / "settings.json"
+        settings = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        path.write_text(json.dumps({**settings, **fields}, indent=2), encoding="utf-8")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    pi = _installed_pi()
+    pimem = Path(sys.executable).parent / "pimem"
+    assert pimem.exists(), f"{pimem} is missing: install the project first (./dev test does)"
+    home = tmp_path / "home"
+    agent_dir = home / ".pi" / "agent"
+    agent_dir.mkdir(parents=True)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PI_", "PIMEM_"))}
+    env.update(HOME=str(home), PI_OFFLINE="1", PI_TELEMETRY="0", PIMEM_COMMAND=str(pimem))
+    with MockLLM() as llm:
+        provider = {
+            "baseUrl": llm.base_url,
+            "api": "openai-completions",
+            "apiKey": "mock-key",
+            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+            "models": [
+                {
+                    "id": "mock-model",
+                    "name": "Mock Model",
+                    "reasoning": False,
+                    "input": ["text"],
+                    "contextWindow": 128000,
+                    "maxTokens": 4096,
+                }
+            ],
+        }
+        (agent_dir / "models.json").write_text(
+            json.dumps({"providers": {"mock": provider}}), encoding="utf-8"
+        )
+        world = World(pi, home, agent_dir, env, llm, tmp_path)
+        # Small sessions can be compacted only when little is kept (pi-platform §5).
+        world.update_settings(compaction={"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 60})
+        yield world
+
+
+def _lines(journal: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+
+
+def _tool_results(journal: Path) -> list[dict[str, Any]]:
+    """The memory tool's results as Pi wrote them into the journal, in order."""
+    messages = [line["message"] for line in _lines(journal) if line["type"] == "message"]
+    return [m for m in messages if m["role"] == "toolResult" and m["toolName"] == TOOL]
+
+
+def _text(result: dict[str, Any]) -> str:
+    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
+
+
+def _search(query: str, **more: Any) -> ToolCall:
+    return ToolCall(TOOL, {"action": "search", "query": query, **more})
+
+
+def _serve_pids(pi: PiProcess, expected: int) -> list[int]:
+    """The `pimem serve` children of a Pi once there are `expected` (a stopped one takes a moment)."""
+    for _ in range(100):
+        pids = children_of(pi.process.pid, "serve")
+        if len(pids) == expected:
+            return pids
+        time.sleep(0.1)
+    raise AssertionError(f"expected {expected} pimem serve process(es) under Pi, found {pids}")
+
+
+def test_real_pi_recovers_compacted_text_through_the_memory_tool(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checked: list[str] = []
+
+    def show(step: str, result: dict[str, Any]) -> None:
+        checked.append(f"--- {step} (isError={result['isError']}):\n{_text(result)[:600]}")
+
+    asked = subprocess.run(
+        [str(world.pi), "--version"], env=world.env, capture_output=True, text=True, check=True
+    )
+    version = (asked.stdout + asked.stderr).strip()  # Pi 0.73.1 prints its version on stderr
+    assert version == PI_VERSION
+    installed = subprocess.run(
+        [str(world.pi), "install", str(EXTENSION)], env=world.env, capture_output=True, text=True, check=False
+    )
+    assert installed.returncode == 0, installed.stderr
+
+    host = f"orbitfalcon{secrets.token_hex(4)}"
+    secret = "ghp_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(36))
+    project_a = world.home / "code" / "proj-a"
+    project_b = world.home / "code" / "proj-b"
+    (project_a / "notes").mkdir(parents=True)
+    project_b.mkdir(parents=True)
+    (project_a / "notes" / "deploy.txt").write_text(f"staging host: {host}\nGITHUB_TOKEN={secret}\n")
+    llm = world.llm
+
+    # (1) Session 1 in project A: the fact, and the secret in a tool result; (2) compaction.
+    llm.queue(
+        ToolCall("read", {"path": "notes/deploy.txt"}),
+        Text(f"Noted: staging runs on {host}."),
+        Text(FILLER),
+        Text(FILLER),
+    )
+    with world.run_pi(project_a) as pi:
+        session1 = pi.session_file()
+        pi.prompt(f"Remember that staging runs on {host}, and read notes/deploy.txt.")
+        pi.prompt("Unrelated: describe three colours at length.")
+        pi.prompt("And three animals, also at length.")
+        compaction = pi.command({"type": "compact"})
+    lines1 = _lines(session1)
+    assert secret in session1.read_text(), "the planted secret never reached session 1's journal"
+    ids1 = [line.get("id") for line in lines1]
+    kept_from = ids1.index(compaction["firstKeptEntryId"])
+    compacted_away = set(ids1[1:kept_from])
+    assert host not in compaction["summary"]
+
+    # (3) Session 2 in project A: search, then read the hit in session 1's tool result.
+    session1_id = lines1[0]["id"]
+
+    def read_session1_tool_result(_request: dict[str, Any]) -> Text | ToolCall:
+        hits = [
+            hit
+            for hit in _tool_results(session2)[-1]["details"]["results"]
+            if hit["sessionId"] == session1_id and hit["kind"] == "tool_result"
+        ]
+        if not hits:
+            return Text("the search found no tool result of session 1")
+        return ToolCall(TOOL, {"action": "read", "entryId": hits[0]["entryId"], "source": hits[0]["source"]})
+
+    llm.queue(_search(host), read_session1_tool_result, Text(f"Staging runs on {host}."))
+    with world.run_pi(project_a) as pi:
+        session2 = pi.session_file()
+        pi.prompt("Where does staging run? Check your memory.")
+        search, read = _tool_results(session2)
+        show("session 2: search", search)
+        show("session 2: read", read)
+        assert not search["isError"]
+        assert host in _text(search)
+        assert compacted_away & {hit["entryId"] for hit in search["details"]["results"]}
+        assert not read["isError"]
+        assert read["details"]["status"] == "ok"
+        assert read["details"]["entryId"] in compacted_away
+        assert host in read["details"]["text"]
+        assert host in _text(read)
+        assert "[REDACTED:" in _text(read)
+        assert secret not in session2.read_text(), "the secret reached session 2's journal"
+
+        # (4) /memory status answers through RPC.
+        status = pi.notification_after("/memory status")
+        checked.append(f"--- /memory status ({status['notifyType']}): {status['message']}")
+        assert status["notifyType"] == "info"
+        assert status["message"]
+
+        # (5) A fork of session 2 (its extension sees session_start twice) still answers, with one server.
+        fork_from = pi.command({"type": "get_fork_messages"})["messages"][0]["entryId"]
+        assert pi.command({"type": "fork", "entryId": fork_from})["cancelled"] is False
+        fork = pi.session_file()
+        assert fork != session2
+        llm.queue(_search(host), Text("Found it again."))
+        pi.prompt("After the fork: where does staging run?")
+        (after_fork,) = _tool_results(fork)
+        show("fork of session 2: search", after_fork)
+        assert not after_fork["isError"]
+        assert host in _text(after_fork)
+        (killed,) = _serve_pids(pi, expected=1)
+
+        # (6) Kill pimem serve mid-session: the next tool call still answers.
+        os.kill(killed, signal.SIGKILL)
+        llm.queue(_search(host), Text("Still there."))
+        pi.prompt("Once more: where does staging run?")
+        after_kill = _tool_results(fork)[-1]
+        show("after killing pimem serve: search", after_kill)
+        assert not after_kill["isError"]
+        assert host in _text(after_kill)
+        assert killed not in _serve_pids(pi, expected=1)
+    assert llm.pending() == 0
+
+    # (7) Project B finds nothing of project A; global scope needs the user's opt-in.
+    llm.queue(_search(host), _search(host, scope="global"), Text("Nothing here."))
+    with world.run_pi(project_b) as pi:
+        session3 = pi.session_file()
+        pi.prompt("Where does staging run?")
+    in_project, denied = _tool_results(session3)
+    show("session 3 in project B: search", in_project)
+    show("session 3 in project B: global search without opt-in", denied)
+    assert not in_project["isError"]
+    # The only hit allowed is session 3's own tool call, which names the host in its arguments.
+    assert {hit["cwd"] for hit in in_project["details"]["results"]} <= {str(project_b)}
+    assert {hit["sessionId"] for hit in in_project["details"]["results"]} <= {_lines(session3)[0]["id"]}
+    assert denied["isError"]
+    assert "scope_denied" in _text(denied)
+
+    world.update_settings(memory={"allowGlobal": True})
+    llm.queue(_search(host, scope="global"), Text("Found it in project A."))
+    with world.run_pi(project_b) as pi:
+        session4 = pi.session_file()
+        pi.prompt("Where does staging run? Look everywhere.")
+    (everywhere,) = _tool_results(session4)
+    show("project B with allowGlobal: global search", everywhere)
+    assert not everywhere["isError"]
+    assert any(
+        hit["cwd"] == str(project_a) and host in hit["excerpt"] for hit in everywhere["details"]["results"]
+    )
+    assert llm.pending() == 0
+
+    journals = sorted((world.agent_dir / "sessions").glob("*/*.jsonl"))
+    assert {session1, session2, fork, session3, session4} <= set(journals)
+    _validate_journals(journals)
+    with capsys.disabled():
+        print(f"\nPi {version}: {len(journals)} journals; memory_context results checked:")
+        print("\n".join(checked))
+
+
+def _validate_journals(journals: list[Path]) -> None:
+    validator = Draft202012Validator(json.loads(JOURNAL_SCHEMA.read_text(encoding="utf-8")))
+    errors = [
+        f"{journal.name} line {number}: {error.message}"
+        for journal in journals
+        for number, line in enumerate(_lines(journal))
+        for error in validator.iter_errors(line)
+    ]
+    assert errors == []
