@@ -45,8 +45,9 @@ def _check_targets(targets: dict[str, Any]) -> None:
 def test_a_small_run_writes_json_markdown_and_a_png(tmp_path: Path) -> None:
     out = tmp_path / "results"
     bench = Path(sys.executable).parent / "pimem-bench"
+    # --working-tree: the test checks the bench code as it is, not HEAD's committed copy.
     result = subprocess.run(
-        [str(bench), "--size", "12MB", "--curve", "6MB,12MB", "--out", str(out)],
+        [str(bench), "--working-tree", "--size", "12MB", "--curve", "6MB,12MB", "--out", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-4000:]
@@ -82,6 +83,7 @@ def test_committed_results_recompute_and_match_the_committed_trees() -> None:
     assert data["corpus"]["bytes"] >= 1 << 30, "latest.json must come from a full 1 GiB run"
     trees = data["trees"]
     assert trees["clean"], f"measured with uncommitted changes: {trees['dirty_paths']}"
-    assert trees["reference"] == _git("rev-parse", "HEAD:reference")
+    rerun = "the committed code changed since the run: run `pimem-bench` again and commit its results"
+    assert trees["reference"] == _git("rev-parse", "HEAD:reference"), rerun
     excluded = RESULTS_RELPATH.removeprefix("tools/")
-    assert trees["tools"] == tree_hash_without(REPO, _git("rev-parse", "HEAD:tools"), excluded)
+    assert trees["tools"] == tree_hash_without(REPO, _git("rev-parse", "HEAD:tools"), excluded), rerun
