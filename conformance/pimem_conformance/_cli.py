@@ -33,6 +33,7 @@ from pimem_conformance._report import (
 )
 from pimem_conformance._runner import EXIT_USAGE, Baseline, BaselineError, CaseResult, run_cases, select_cases
 from pimem_conformance._schemas import load_schemas
+from pimem_conformance._workspace import scratch_dir
 
 __all__ = ["main"]
 
@@ -139,7 +140,7 @@ def _run(options: argparse.Namespace) -> int:
         coverage.start()  # before the entry point is loaded, so module-level code is measured
     connector = connector_for(options.impl, timeout=options.timeout)
     started = utc_now()
-    with tempfile.TemporaryDirectory(prefix="pimem-run-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="pimem-run-", dir=scratch_dir()) as workdir:
         run = run_cases(
             Adapter(connector, schemas, validate=options.validate_adapter),
             cases,

@@ -13,7 +13,7 @@ from pimem_conformance._cases import Case, CaseError
 from pimem_conformance._connector import AdapterError
 from pimem_conformance._expect import Mismatch, check_expectation
 from pimem_conformance._schemas import SchemaSet
-from pimem_conformance._workspace import Workspace, substitute_workspace
+from pimem_conformance._workspace import Workspace, scratch_dir, substitute_workspace
 
 __all__ = ["TOOL_NAME", "CaseRun", "StepFailure", "run_case"]
 
@@ -97,7 +97,7 @@ def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path 
     Steps after a failing step still run (a baseline may list single steps), and instances are
     closed whatever happened.
     """
-    root = Path(tempfile.mkdtemp(prefix=f"pimem-{case.id[:40]}-", dir=workdir))
+    root = Path(tempfile.mkdtemp(prefix=f"pimem-{case.id[:40]}-", dir=workdir or scratch_dir()))
     run = CaseRun()
     opened = False
     try:

@@ -17,9 +17,19 @@ from pimem_conformance._cases import CaseError
 from pimem_conformance._jsjson import dumps_like_js
 from pimem_conformance._paths import fixtures_dir
 
-__all__ = ["Workspace", "encoded_cwd_dir", "epoch_ns", "substitute_workspace"]
+__all__ = ["Workspace", "encoded_cwd_dir", "epoch_ns", "scratch_dir", "substitute_workspace"]
 
 WORKSPACE_MARK = "{ws}"
+
+
+def scratch_dir() -> str | None:
+    """Where throwaway workspaces go: a RAM-backed /dev/shm when there is one, else the temp dir.
+
+    Workspaces and indexes die with their case; on disk, the fsyncs of SQLite-backed
+    implementations would cost most of a run's time.
+    """
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else None
 
 
 def substitute_workspace(value: Any, root: str) -> Any:

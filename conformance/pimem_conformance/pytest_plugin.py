@@ -94,9 +94,7 @@ def pimem_baseline(pytestconfig: pytest.Config) -> Baseline | None:
 
 
 @pytest.fixture
-def pimem_check(
-    pimem_adapter: Adapter, pimem_baseline: Baseline | None, tmp_path: Path
-) -> Callable[[Case], None]:
+def pimem_check(pimem_adapter: Adapter, pimem_baseline: Baseline | None) -> Callable[[Case], None]:
     """Run one case; fail with expected vs actual, skip when its profile is not claimed."""
 
     def check(case: Case) -> None:
@@ -108,7 +106,7 @@ def pimem_check(
                 pytest.fail(f"the adapter does not start: {exc.message}\n{exc.stderr}")
         if case.profile not in implementation.profiles:
             pytest.skip(f"not_applicable: profile {case.profile!r} is not claimed")
-        run = run_case(pimem_adapter, case, load_schemas(), workdir=tmp_path)
+        run = run_case(pimem_adapter, case, load_schemas())
         if run.error is not None:
             pimem_adapter.implementation = None
             pimem_adapter.connector.close()

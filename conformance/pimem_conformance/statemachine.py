@@ -40,7 +40,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._jsjson import dumps_like_js
 from pimem_conformance._model import SECRET_PREFIX, EntryModel, JournalModel, MemoryModel
-from pimem_conformance._workspace import Workspace, encoded_cwd_dir
+from pimem_conformance._workspace import Workspace, encoded_cwd_dir, scratch_dir
 
 __all__ = ["MemoryMachine", "machine_settings"]
 
@@ -84,7 +84,7 @@ class MemoryMachine(RuleBasedStateMachine):
     def __init__(self, adapter: Adapter) -> None:
         super().__init__()
         self.adapter = adapter
-        self.root = Path(tempfile.mkdtemp(prefix="pimem-state-"))
+        self.root = Path(tempfile.mkdtemp(prefix="pimem-state-", dir=scratch_dir()))
         self.instance = f"m{next(_instances)}"
         self.counter = itertools.count(1)
         self.opened = False
