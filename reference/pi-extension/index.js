@@ -44,6 +44,7 @@ export const manifest = JSON.parse(readFileSync(new URL("./manifest.json", impor
 const INSTANCE = "pi";
 /** The first start plus three restarts of a server that died. */
 const MAX_LAUNCHES = 4;
+const STOPPED_WITH_SESSION = "the memory server was stopped with the Pi session";
 
 /** Talks to one `pimem serve` for one Pi runtime (Pi runs the factory again for every session). */
 class MemoryClient {
@@ -55,8 +56,10 @@ class MemoryClient {
     /** @type {((message: string, level: NotifyLevel) => void) | undefined} */
     this.notify = undefined;
     this.startReason = "startup";
-    /** @type {ServerConnection | undefined} */
+    /** @type {ServerConnection | undefined} the server that completed its handshake */
     this.connection = undefined;
+    /** @type {ServerConnection | undefined} the last server spawned, handshake done or not */
+    this.spawned = undefined;
     /** @type {Promise<ServerConnection> | undefined} */
     this.starting = undefined;
     this.launches = 0;
@@ -94,14 +97,12 @@ class MemoryClient {
       else this.ready().catch(() => {}); // failures are reported by ready() or by the next tool call
       return;
     }
+    // Other events never start a server: the next tool call indexes the journal anyway.
+    if (this.connection?.running) this.send("event", { name, data: eventData(name, event) });
     if (name === "session_shutdown") {
       this.shutDown = true;
-      this.starting?.then((connection) => connection.stop(), () => {});
+      this.spawned?.stop(); // also a server still in its handshake
     }
-    // Other events never start a server: the next tool call indexes the journal anyway.
-    if (!this.connection?.running) return;
-    this.send("event", { name, data: eventData(name, event) });
-    if (this.shutDown) this.connection.stop();
   }
 
   /**
@@ -129,7 +130,7 @@ class MemoryClient {
 
   async launch() {
     if (this.fatal) throw this.fatal;
-    if (this.shutDown) throw new Error("the memory server was stopped with the Pi session");
+    if (this.shutDown) throw new Error(STOPPED_WITH_SESSION);
     if (this.launches >= MAX_LAUNCHES) {
       throw this.giveUp(`pimem serve stopped ${this.launches} times (${this.lastExit}); memory is off until Pi restarts.`);
     }
@@ -145,9 +146,14 @@ class MemoryClient {
       if (error instanceof LaunchError) throw this.giveUp(`Memory is off: ${error.message}. ${installHint()}`);
       throw error;
     }
+    this.spawned = connection;
     connection.onExit(() => {
       this.lastExit = connection.exitReason ?? "";
     });
+    if (this.shutDown) {
+      connection.stop();
+      throw new Error(STOPPED_WITH_SESSION);
+    }
     try {
       await connection.request({ cmd: "start", protocol: 1 });
       await connection.request({
@@ -185,7 +191,7 @@ class MemoryClient {
    */
   async callTool(name, args, signal, ctx) {
     this.observe(ctx);
-    const connection = await this.ready();
+    const connection = await unlessAborted(this.ready(), signal);
     await connection.request({ cmd: "clock", instance: INSTANCE, now: currentClock().now }, signal);
     const response = await connection.request({ cmd: "tool", instance: INSTANCE, name, arguments: args }, signal);
     const error = /** @type {{code: string, message: string} | undefined} */ (response.error);
@@ -213,6 +219,24 @@ class MemoryClient {
       notify(error instanceof Error ? error.message : String(error), "error");
     }
   }
+}
+
+/**
+ * Waits for `promise` unless Pi aborts the tool call first (a server that hangs while starting
+ * must not hold the agent's turn).
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {AbortSignal | undefined} signal
+ * @returns {Promise<T>}
+ */
+function unlessAborted(promise, signal) {
+  if (!signal) return promise;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new Error("memory_context cancelled"));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /**

@@ -2,7 +2,8 @@
 // @ts-check
 // A stand-in for `pimem serve` that speaks the adapter protocol (spec/protocol.md) and appends
 // every request it receives, plus its own start and exit, to $FAKE_PIMEM_LOG as JSON lines.
-// $FAKE_PIMEM_EXIT_ON_TOOL=1 makes it die on every tool call (a server that keeps crashing).
+// $FAKE_PIMEM_EXIT_ON_TOOL=1 makes it die on every tool call (a server that keeps crashing);
+// $FAKE_PIMEM_SILENT_START=1 makes it never answer `start` (a server that hangs).
 // Usage: fake-server.js serve
 
 import { appendFileSync, readFileSync } from "node:fs";
@@ -57,6 +58,7 @@ process.stdin.on("data", (/** @type {string} */ chunk) => {
     const request = JSON.parse(buffer.slice(0, newline));
     buffer = buffer.slice(newline + 1);
     log(request);
+    if (request.cmd === "start" && process.env.FAKE_PIMEM_SILENT_START === "1") continue;
     process.stdout.write(`${JSON.stringify({ seq: request.seq, ...answer(request) })}\n`);
     if (request.cmd === "stop") process.exit(0);
   }

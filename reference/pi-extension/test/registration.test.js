@@ -63,6 +63,7 @@ beforeEach(() => {
   process.env.FAKE_PIMEM_LOG = serverLog;
   delete process.env.PI_CODING_AGENT_SESSION_DIR;
   delete process.env.FAKE_PIMEM_EXIT_ON_TOOL;
+  delete process.env.FAKE_PIMEM_SILENT_START;
 });
 
 /** session_shutdown handlers of every extension a test loaded, so no server outlives its test. */
@@ -251,6 +252,17 @@ test("only the user's memory.allowGlobal setting reaches the server, never a pro
   assert.deepEqual(opens.map((open) => open.settings), [{ allow_global: false }, { allow_global: true }]);
 });
 
+test("the memory.command setting names the server when PIMEM_COMMAND is unset, and PIMEM_COMMAND wins", async () => {
+  const settings = { memory: { command: [process.execPath, FAKE_SERVER, "--from-settings"] } };
+  writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify(settings));
+  const { ctx } = fakeContext();
+  await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  delete process.env.PIMEM_COMMAND;
+  await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  const starts = serverRequests().filter((record) => record.fake === "started");
+  assert.deepEqual(starts.map((start) => start.argv), [["serve"], ["--from-settings", "serve"]]);
+});
+
 test("a flat session dir is sent as a session dir", async () => {
   const flat = join(workdir, "flat");
   process.env.PI_CODING_AGENT_SESSION_DIR = flat;
@@ -312,6 +324,20 @@ test("a server that keeps dying is started at most four times, with one notifica
   assert.equal(failures[5], failures[4]);
   assert.equal(notifications.length, 1);
   assert.equal(notifications[0].message, failures[4]);
+});
+
+test("a server that hangs in its handshake does not hold the tool call or outlive the session", async () => {
+  process.env.FAKE_PIMEM_SILENT_START = "1";
+  const { tools, handlers } = load();
+  const { ctx } = fakeContext();
+  const abort = new AbortController();
+  const call = tools[0].execute("c", { action: "search" }, abort.signal, undefined, ctx);
+  await untilLogged((records) => records.some((record) => record.cmd === "start"));
+  abort.abort();
+  await assert.rejects(call, /cancelled/);
+  /** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx);
+  const pid = serverRequests().find((record) => record.fake === "started")?.pid;
+  await untilLogged(() => !isAlive(pid));
 });
 
 /** @param {number} pid */
