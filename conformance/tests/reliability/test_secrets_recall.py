@@ -1,13 +1,14 @@
 """Issue 8.6: every corpus secret is redacted from the index and from every output; look-alikes survive.
 
-Each item is planted in its own journal (one session id per item), in one of five carriers a real
-session uses (user text, assistant text, a tool call's arguments, a bash execution's output, a tool
-result), beside a unique marker word. A secret is *leaked* when any 8-character window of it is in
-any string of any response (read by id, or a search hit's excerpt), or is searchable: a search
-narrowed to its session with the letter/digit runs of every window (and of the whole secret)
-finds its entry. Runs that the entry's non-secret text or a `[REDACTED:<class>]` marker also holds
-are left out of that query, so only the secret's own characters can produce a hit. The marker word
-proves the entry is indexed at all, so an implementation cannot pass by indexing nothing.
+Items are planted ten to a journal (one session id per journal), each in one of seven carriers a
+real session uses (user text, assistant text, a tool call's arguments, a bash execution's output,
+a tool result, a compaction summary, a custom message), beside a unique marker word. A secret is
+*leaked* when any 8-character window of it is in any string of any response (read by id, a search
+hit's excerpt, the summaries of its session), or is searchable: a search narrowed to its session
+with the letter/digit runs of every window (and of the whole secret) finds its entry. Runs that
+the entry's non-secret text or a `[REDACTED:<class>]` marker also holds are left out of that
+query, so only the secret's own characters can produce a hit. The marker word proves the entry is
+indexed at all, so an implementation cannot pass by indexing nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ CORPUS = secrets_corpus.load()
 MAX_FALSE_POSITIVE_RATE = 0.03
 TERMS_PER_QUERY = 200  # the leak probe is split so no query is absurdly long
 PAGE = 16_000
+CARRIERS = 7  # user, assistant, tool call, bash, tool result, compaction summary, custom message
 ITEMS_PER_JOURNAL = 10  # fewer, fuller journals keep each call's discovery cheap
 SLICE = 1 << 20  # the spec's 1 MB redaction slice
 # The words of a `[REDACTED:<class>]` marker, which may stand where a secret was.
@@ -71,16 +73,16 @@ class Planted:
 
 def extracted_text(index: int, text: str) -> str:
     """The spec's extraction of the entry `carrier_lines` writes for `text`."""
-    carrier = index % 5
+    carrier = index % CARRIERS
     if carrier == 2:
         return "[tool call] write " + dumps_like_js({"path": "notes.md", "content": text})
     return f"$ printenv\n{text}" if carrier == 3 else text
 
 
 def carrier_lines(index: int, entry_id: str, text: str) -> list[dict[str, Any]]:
-    """The entry (and any call it answers) that puts `text` into a journal in carrier `index % 5`."""
+    """The entry (and any call it answers) that puts `text` into a journal in carrier `index % CARRIERS`."""
     stamp = "2026-11-02T10:00:00.000Z"
-    carrier = index % 5
+    carrier = index % CARRIERS
     if carrier == 0:
         return [entry_line(entry_id, None, text, timestamp=stamp)]
     if carrier == 1:
@@ -95,6 +97,12 @@ def carrier_lines(index: int, entry_id: str, text: str) -> list[dict[str, Any]]:
         return [{"type": "message", "id": entry_id, "parentId": None, "timestamp": stamp,
                  "message": {"role": "bashExecution", "command": "printenv", "output": text, "exitCode": 0,
                              "cancelled": False, "truncated": False, "timestamp": 1793613600000}}]
+    if carrier == 5:
+        return [{"type": "compaction", "id": entry_id, "parentId": None, "timestamp": stamp, "summary": text,
+                 "firstKeptEntryId": entry_id, "tokensBefore": 5000}]
+    if carrier == 6:
+        return [{"type": "custom_message", "customType": "notes", "content": text, "display": True,
+                 "id": entry_id, "parentId": None, "timestamp": stamp}]
     call_id = f"call_{entry_id}"
     call = {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "notes.md"}}
     return [
@@ -131,7 +139,7 @@ def plant_all(writer: JournalWriter, items: list[Item]) -> list[Planted]:
             without_secrets = without_secrets.replace(secret, " ")
         innocent = frozenset(runs(without_secrets if item.big else extracted_text(index, without_secrets)))
         # A look-alike inside a tool call's JSON arguments comes back in its escaped form.
-        keep = item.keep if item.big or index % 5 != 2 else dumps_like_js(item.keep)[1:-1]
+        keep = item.keep if item.big or index % CARRIERS != 2 else dumps_like_js(item.keep)[1:-1]
         planted.append(Planted(entry_id, session_id, marker, body, innocent, item.secrets, keep))
         if index % ITEMS_PER_JOURNAL == ITEMS_PER_JOURNAL - 1 or index == len(items) - 1:
             writer.write(writer.path_for(CWD, f"items-{group:04d}"), [header_line(session_id, CWD), *lines])
@@ -238,6 +246,11 @@ def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: st
         memory.open("a", writer.workspace(CWD, writer.path_for(CWD, "current")))
         leaks = {secret.entry_id: problems for secret in (*secrets, *straddling)
                  if (problems := probe(memory, secret))}
+        for session_id in sorted({secret.session_id for secret in secrets}):
+            shown = memory.tool("a", action="summaries", sessionId=session_id, limit=50)
+            for secret in secrets:
+                if secret.session_id == session_id and (leaked := leaked_windows(secret.secrets, shown)):
+                    leaks.setdefault(secret.entry_id, []).append(f"summaries show {sorted(leaked)[:3]}")
         false_positives: dict[str, str] = {}
         for lookalike, item in zip(lookalikes, CORPUS.lookalikes, strict=True):
             read = memory.tool("a", action="read", entryId=lookalike.entry_id)
