@@ -93,12 +93,12 @@ class MemoryClient {
       this.observe(ctx);
       this.startReason = String(event.reason ?? "startup");
       // After /fork or /clone, session_start arrives twice: the second one joins the same start.
-      if (this.connection?.running) this.send("event", { name, data: this.sessionStartData() });
+      if (this.connection?.running) this.sendEvent(name, this.sessionStartData());
       else this.ready().catch(() => {}); // failures are reported by ready() or by the next tool call
       return;
     }
     // Other events never start a server: the next tool call indexes the journal anyway.
-    if (this.connection?.running) this.send("event", { name, data: eventData(name, event) });
+    if (this.connection?.running) this.sendEvent(name, eventData(name, event));
     if (name === "session_shutdown") {
       this.shutDown = true;
       this.spawned?.stop(); // also a server still in its handshake
@@ -106,12 +106,12 @@ class MemoryClient {
   }
 
   /**
-   * A request whose answer nobody waits for (events); a dead server is noticed by the next call.
-   * @param {string} cmd
-   * @param {Record<string, unknown>} fields
+   * Nobody waits for an event's answer; a server that died meanwhile is noticed by the next call.
+   * @param {string} name
+   * @param {Record<string, unknown>} data
    */
-  send(cmd, fields) {
-    this.connection?.request({ cmd, instance: INSTANCE, ...fields }).catch(() => {});
+  sendEvent(name, data) {
+    this.connection?.request({ cmd: "event", instance: INSTANCE, name, data }).catch(() => {});
   }
 
   sessionStartData() {
@@ -135,8 +135,8 @@ class MemoryClient {
       throw this.giveUp(`pimem serve stopped ${this.launches} times (${this.lastExit}); memory is off until Pi restarts.`);
     }
     this.launches += 1;
-    const session = this.session;
-    if (!session) throw new Error("no Pi session yet");
+    // Every caller of ready() has observed a Pi context first.
+    const session = /** @type {import("./lib/workspace.js").PiSession} */ (this.session);
     const settings = await readUserSettings(session.agentDir);
     /** @type {ServerConnection} */
     let connection;
