@@ -8,15 +8,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from reliability_kit import FIGURES, SLOW, Memory
+from reliability_kit import FIGURES, SLOW, TALLIES, Memory
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if not FIGURES:
+    if not FIGURES and not TALLIES:
         return
     terminalreporter.section(f"reliability figures ({'PIMEM_SLOW=1' if SLOW else 'CI size'})")
     for name, value in FIGURES.items():
         terminalreporter.write_line(f"{name}: {value}")
+    for total, parts in TALLIES.items():
+        detail = ", ".join(f"{amount} {what}" for amount, what in parts)
+        terminalreporter.write_line(f"total {total}: {sum(amount for amount, _ in parts)} ({detail})")
 
 
 @pytest.fixture

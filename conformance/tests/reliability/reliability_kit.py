@@ -26,6 +26,7 @@ __all__ = [
     "NOBODY",
     "NOW",
     "SLOW",
+    "TALLIES",
     "JournalWriter",
     "Memory",
     "as_nobody",
@@ -39,12 +40,14 @@ __all__ = [
     "result_ids",
     "scaled",
     "strings_in",
+    "tally",
 ]
 
 SLOW = os.environ.get("PIMEM_SLOW") == "1"
 NOW = "2026-11-29T12:00:00.000Z"
 NOBODY = 65534  # the unprivileged uid/gid CI runs a subject as, so permission bits apply
 FIGURES: dict[str, str] = {}  # printed at the end of the run by conftest.py
+TALLIES: dict[str, list[tuple[int, str]]] = {}  # totals across tests: "trials run", "entries checked"
 
 
 def scaled(ci: int, slow: int) -> int:
@@ -55,6 +58,11 @@ def scaled(ci: int, slow: int) -> int:
 def record_figure(name: str, value: object) -> None:
     FIGURES[name] = str(value)
     print(f"{name}: {value}")
+
+
+def tally(total: str, amount: int, what: str) -> None:
+    """Add `amount` to a run-wide total (e.g. "entries checked"), remembering where it came from."""
+    TALLIES.setdefault(total, []).append((amount, what))
 
 
 def pimem_command() -> list[str]:

@@ -30,6 +30,7 @@ from reliability_kit import (
     result_ids,
     scaled,
     strings_in,
+    tally,
 )
 
 pytestmark = pytest.mark.reliability
@@ -206,5 +207,6 @@ def test_four_processes_index_and_search_one_folder_consistently(shared_tmp: Pat
     problems = overlapping_holders(lease_events(writer.state_dir))
     assert not problems, problems
     holders = {event["owner"] for event in lease_events(writer.state_dir) if event["event"] == "acquire"}
+    tally("trials run", sum(calls), "calls from concurrent processes")
     record_figure("concurrency: processes / calls / lease holders",
                   f"{WORKERS} / {sum(calls)} without an error / {len(holders)} holders, never two at once")

@@ -26,6 +26,7 @@ from reliability_kit import (
     pimem_command,
     record_figure,
     scaled,
+    tally,
 )
 
 pytestmark = pytest.mark.reliability
@@ -123,4 +124,6 @@ def test_kill_9_during_a_first_pass_then_reindex_equals_a_clean_index(shared_tmp
     record_figure("crash safety: kill -9 trials",
                   f"{trials} ({killed_while_writing} killed while writing the index; "
                   f"one pass {one_pass:.2f} s), {JOURNALS * ENTRIES} entries checked per trial")
+    tally("trials run", trials, "kill -9 trials")
+    tally("entries checked", trials * JOURNALS * ENTRIES, "entries after kills")
     assert not mismatches, "\n".join(mismatches[:10])

@@ -61,15 +61,16 @@ def observe(memory: Memory, instance: str) -> dict[str, Any]:
     """Result ids per journal word, or the error code each call gave instead."""
     seen: dict[str, Any] = {}
     for journal in range(JOURNALS):
-        arguments = {"action": "search", "query": f"damageword{journal}", "limit": 50}
+        word = f"damageword{journal}"
+        arguments: dict[str, Any] = {"action": "search", "query": word, "limit": 50}
         response = memory.tool(instance, **arguments)
         assert_no_internal_text(response, arguments)
         if "error" in response:
             assert response["error"]["code"] == "index_unavailable", response
             assert response["error"]["message"].strip()
-            seen[arguments["query"]] = "index_unavailable"
+            seen[word] = "index_unavailable"
         else:
-            seen[arguments["query"]] = sorted(item["entryId"] for item in response["details"]["results"])
+            seen[word] = sorted(item["entryId"] for item in response["details"]["results"])
     return seen
 
 

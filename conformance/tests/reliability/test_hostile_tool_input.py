@@ -29,6 +29,7 @@ from reliability_kit import (
     header_line,
     record_figure,
     scaled,
+    tally,
 )
 
 pytestmark = pytest.mark.reliability
@@ -48,7 +49,14 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         _OPENED.append(os.fsdecode(args[0]))
 
 
-sys.addaudithook(_audit)  # hooks cannot be removed; it records nothing outside a hostile call
+_HOOKED: list[bool] = []
+
+
+def install_audit_hook() -> None:
+    """Once per process: hooks cannot be removed, and this one records nothing outside a hostile call."""
+    if not _HOOKED:
+        sys.addaudithook(_audit)
+        _HOOKED.append(True)
 
 fts_syntax = st.sampled_from([
     '"', '""', "'", "*", "^", "NEAR(a b, 2)", "a OR b", "a AND NOT b", "(", ")", "{col}:x", "col:x",
@@ -144,6 +152,7 @@ def test_hostile_arguments_get_results_or_clear_errors_and_open_nothing_outside(
         memory.stop()
         pytest.skip("the open() audit needs an in-process implementation (--pimem-impl names an entry point)")
     memory.open("a", writer.workspace(CWD, session))
+    install_audit_hook()
     roots = allowed_roots(writer.root)
     calls = 0
     escapes: set[str] = set()
@@ -173,5 +182,6 @@ def test_hostile_arguments_get_results_or_clear_errors_and_open_nothing_outside(
     finally:
         memory.stop()
     record_figure("hostile tool calls", f"{calls} ({inside_opens} journal opens audited)")
+    tally("trials run", calls, "hostile tool calls")
     assert not escapes
     assert inside_opens > 0, "the audit hook saw no open of a journal, so it cannot vouch for anything"

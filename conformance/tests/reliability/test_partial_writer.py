@@ -18,7 +18,16 @@ import threading
 from pathlib import Path
 
 import pytest
-from reliability_kit import JournalWriter, Memory, entry_line, header_line, line_bytes, record_figure, scaled
+from reliability_kit import (
+    JournalWriter,
+    Memory,
+    entry_line,
+    header_line,
+    line_bytes,
+    record_figure,
+    scaled,
+    tally,
+)
 
 pytestmark = pytest.mark.reliability
 
@@ -119,4 +128,6 @@ def test_partial_lines_are_never_indexed_and_every_line_is_indexed_once(shared_t
         memory.stop()
     record_figure("partial writer: indexer runs / entries checked",
                   f"{runs} / {len(lockstep_entries) + len(concurrent_entries)}")
+    tally("trials run", runs, "indexer runs beside a writer")
+    tally("entries checked", len(lockstep_entries) + len(concurrent_entries), "appended entries")
     assert not wrong, f"not indexed exactly once: {dict(list(wrong.items())[:10])}"

@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from reliability_kit import SLOW, JournalWriter, Memory, entry_line, header_line, record_figure, strings_in
+from reliability_kit import (
+    SLOW,
+    JournalWriter,
+    Memory,
+    entry_line,
+    header_line,
+    record_figure,
+    strings_in,
+    tally,
+)
 
 pytestmark = pytest.mark.reliability
 
@@ -168,5 +177,6 @@ def test_no_project_sees_another(shared_tmp: Any, impl: str) -> None:
         memory.stop()
     record_figure("scope: project pairs checked", f"{pairs} ordered pairs, {checks} responses, "
                   f"{PROJECTS * SESSIONS * (ENTRIES + 1)} entries")
+    tally("entries checked", PROJECTS * SESSIONS * (ENTRIES + 1), "entries of 20 projects")
     assert not leaks, f"{len(leaks)} foreign ids or terms seen:\n" + "\n".join(leaks[:30])
     assert pairs == PROJECTS * (PROJECTS - 1)

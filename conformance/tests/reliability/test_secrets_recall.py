@@ -29,6 +29,7 @@ from reliability_kit import (
     record_figure,
     result_ids,
     strings_in,
+    tally,
 )
 
 pytestmark = pytest.mark.reliability
@@ -267,6 +268,7 @@ def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: st
     record_figure("secrets planted (incl. straddling 1 MB slices)", total)
     record_figure("secrets recall", f"{recall:.2%} ({total - len(leaks)}/{total})")
     record_figure("look-alike false-positive rate", f"{rate:.2%} ({len(false_positives)}/{len(lookalikes)})")
+    tally("entries checked", total + len(lookalikes), "planted secrets and look-alikes")
     for problem in false_positives.values():
         print(f"false positive: {problem}")
     details = [f"{kinds.get(entry_id, 'straddling')} {entry_id}: {'; '.join(problems)}"
