@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from reliability_kit import FIGURES, SLOW, TALLIES, Memory
+from reliability_kit import FIGURES, SLOW, TALLIES
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -26,15 +26,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 def impl(request: pytest.FixtureRequest) -> str:
     """The implementation under test: `--pimem-impl` (an entry-point name or an adapter command)."""
     return str(request.config.getoption("--pimem-impl", default="reference"))
-
-
-@pytest.fixture
-def memory(impl: str) -> Iterator[Memory]:
-    session = Memory.connect(impl)
-    try:
-        yield session
-    finally:
-        session.stop()
 
 
 @pytest.fixture

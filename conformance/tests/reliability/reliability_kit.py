@@ -11,8 +11,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +121,6 @@ class JournalWriter:
 
     root: Path
     home: str = "/home/u"
-    written: list[Path] = field(default_factory=list)
 
     @property
     def agent_dir(self) -> Path:
@@ -142,7 +140,6 @@ class JournalWriter:
     def write(self, path: Path, lines: Iterable[dict[str, Any] | str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"".join(line_bytes(line) for line in lines))
-        self.written.append(path)
         return path
 
     def workspace(self, cwd: str, session_file: Path) -> dict[str, Any]:
@@ -201,20 +198,8 @@ class Memory:
     def command(self, instance: str, args: str) -> dict[str, Any]:
         return self.adapter.send("command", instance=instance, name="memory", args=args)
 
-    def close(self, instance: str) -> None:
-        self.adapter.send("close", instance=instance)
-
     def stop(self) -> None:
         self.adapter.stop()
-
-
-@contextmanager
-def memory_session(impl: str) -> Iterator[Memory]:
-    memory = Memory.connect(impl)
-    try:
-        yield memory
-    finally:
-        memory.stop()
 
 
 def result_ids(response: dict[str, Any]) -> list[str]:
