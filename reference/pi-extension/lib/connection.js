@@ -3,11 +3,14 @@
 // (spec/protocol.md): one request per line, exactly one response per request, in order.
 
 import { spawn } from "node:child_process";
+import { setPriority } from "node:os";
 
 /** How much of the server's stderr is kept for error messages. */
 const STDERR_TAIL_CHARS = 2000;
 /** How long a stopped server gets to exit on its own before it is killed. */
 const STOP_GRACE_MS = 5000;
+/** The server's nice value: background indexing yields the CPU to Pi itself. */
+const SERVER_NICENESS = 10;
 
 /**
  * @typedef {Record<string, unknown>} Message
@@ -41,7 +44,15 @@ export class ServerConnection {
       stdio: ["pipe", "pipe", "pipe"],
     });
     return new Promise((resolve, reject) => {
-      child.once("spawn", () => resolve(new ServerConnection(child)));
+      child.once("spawn", () => {
+        try {
+          // Set before the server starts its indexing thread, which inherits it.
+          setPriority(/** @type {number} */ (child.pid), SERVER_NICENESS);
+        } catch {
+          // Not permitted here: the server runs at Pi's priority, which is only slower for Pi.
+        }
+        resolve(new ServerConnection(child));
+      });
       child.once("error", (error) => {
         const code = /** @type {NodeJS.ErrnoException} */ (error).code;
         reject(new LaunchError(`cannot run ${JSON.stringify(argv[0])}: ${error.message}`, code));

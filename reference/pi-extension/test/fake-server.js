@@ -7,6 +7,7 @@
 // Usage: fake-server.js serve
 
 import { appendFileSync, readFileSync } from "node:fs";
+import { getPriority } from "node:os";
 
 const manifest = JSON.parse(readFileSync(new URL("../manifest.json", import.meta.url), "utf8"));
 
@@ -49,7 +50,7 @@ function answer(request) {
   }
 }
 
-log({ fake: "started", pid: process.pid, argv: process.argv.slice(2) });
+log({ fake: "started", pid: process.pid, argv: process.argv.slice(2), priority: getPriority() });
 let buffer = "";
 process.stdin.setEncoding("utf8");
 process.stdin.on("data", (/** @type {string} */ chunk) => {

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -184,6 +184,8 @@ test("handlers return nothing, and a tool call makes the round trip to the serve
   assert.equal(/** @type {Function} */ (handlers.get("session_shutdown"))({ reason: "quit" }, ctx), undefined);
   await untilLogged((records) => records.some((record) => record.fake === "stdin closed" || record.cmd === "stop"));
 
+  const started = serverRequests().find((record) => record.fake === "started");
+  assert.equal(started?.priority, Math.max(10, getPriority()), "the server runs niced, below Pi");
   const requests = serverRequests().filter((record) => record.cmd);
   assert.deepEqual(requests.map((request) => request.cmd), ["start", "open", "event", "clock", "tool", "event", "stop"]);
   const [start, open, sessionStart, , tool, shutdown] = requests;
