@@ -182,8 +182,8 @@ def check_expectation(
                     + (f"error {actual_code!r}" if error is not None else "a result"),
                 )
             )
-        return mismatches
-    if error is not None:
+            return mismatches  # the other checks were written for the error response
+    elif error is not None:
         return [Mismatch("error", None, error, f"unexpected error {actual_code!r}: {error}")]
 
     for path, expected in expect.get("equals", {}).items():

@@ -94,6 +94,9 @@ def test_each_expectation_kind_holds_or_breaks() -> None:
 def test_errors_must_be_expected_and_match() -> None:
     error = {"error": {"code": "bad_date", "message": "use 2026-11-29"}}
     assert checks({"error": "bad_date"}, error) == []
+    assert checks(
+        {"error": "bad_date", "excludes_text": ["2026-11-29"], "equals": {"error.code": "bad_date"}}, error
+    ) == ["excludes_text"]
     assert checks({"error": "bad_offset"}, error) == ["error"]
     assert checks({"error": "bad_date"}) == ["error"]
     assert checks({}, error) == ["error"]
