@@ -8,7 +8,8 @@ Other implementations can reuse them to property-test their own journal readers:
     @given(sessions())
     def test_reader_never_crashes(lines): ...
 
-- `journal_lines()`: any single valid line (a header or an entry of any type, role and block).
+- `journal_lines()`: any single valid line (a header or an entry of any type, role and block);
+  `entries(*types)`, `messages(*roles)` and `blocks(*types)` narrow it down.
 - `sessions()`: a whole journal as a list of line objects: a header, then entries whose
   `parentId`s point at earlier entries (mostly the previous one, sometimes an older one, which
   makes branches), with unique ids and Pi's key order.
@@ -35,6 +36,7 @@ __all__ = [
     "ROLES",
     "assistant_messages",
     "blocks",
+    "entries",
     "entry_ids",
     "headers",
     "journal_histories",
@@ -59,6 +61,8 @@ ENTRY_TYPES = (
 )
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage")
 BLOCK_TYPES = ("text", "thinking", "image", "toolCall")
+# Real journals are mostly messages: weight them so roles and blocks show up often.
+_entry_types = st.sampled_from(ENTRY_TYPES + ("message",) * (len(ENTRY_TYPES) - 1))
 
 # Text without lone surrogates (a journal is UTF-8) and with some characters that need escaping.
 _text = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
@@ -321,17 +325,19 @@ def _entry(
 
 
 @st.composite
-def _single_entry(draw: st.DrawFn) -> Line:
-    entry_type = draw(st.sampled_from(ENTRY_TYPES))
+def entries(draw: st.DrawFn, *types: str) -> Line:
+    """One entry line of the given types (default: all of ENTRY_TYPES); ids need not resolve."""
+    entry_type = draw(st.sampled_from(types) if types else _entry_types)
     fields, keys_last = draw(_payload(entry_type, entry_ids()))
     return _entry(
         entry_type, fields, keys_last, draw(entry_ids()), draw(st.none() | entry_ids()), draw(timestamps())
     )
 
 
-def journal_lines() -> st.SearchStrategy[Line]:
-    """Any single valid journal line: a header, or an entry of any type (ids need not resolve)."""
-    return headers() | _single_entry()
+@st.composite
+def journal_lines(draw: st.DrawFn) -> Line:
+    """Any single valid journal line: a header (about one time in four), or an entry of any type."""
+    return draw(headers() if draw(st.integers(0, 3)) == 0 else entries())
 
 
 @st.composite
@@ -347,7 +353,7 @@ def _entries(draw: st.DrawFn, used: set[str], leaf: str | None, count: int) -> l
             parent = draw(st.sampled_from(ordered))  # a branch from an older entry
         else:
             parent = leaf
-        entry_type = draw(st.sampled_from(ENTRY_TYPES))
+        entry_type = draw(_entry_types)
         known = st.sampled_from(ordered) if ordered else st.just(entry_id)
         fields, keys_last = draw(_payload(entry_type, known))
         lines.append(_entry(entry_type, fields, keys_last, entry_id, parent, draw(timestamps())))
@@ -392,7 +398,7 @@ def journal_histories(draw: st.DrawFn, max_steps: int = 5) -> tuple[list[Line], 
         elif op == "rewrite" and entries:
             index = draw(st.integers(1, len(entries)))
             old = file_lines[index]
-            entry_type = draw(st.sampled_from(ENTRY_TYPES))
+            entry_type = draw(_entry_types)
             fields, keys_last = draw(_payload(entry_type, st.just(str(old["id"]))))
             new_line = _entry(entry_type, fields, keys_last, old["id"], old["parentId"], old["timestamp"])
             file_lines = [*file_lines[:index], new_line, *file_lines[index + 1 :]]
