@@ -1,0 +1,725 @@
+"""Deliberately broken implementations: the reference with exactly one rule broken.
+
+Each is a monkeypatch of one reference function (or a one-method subclass of its protocol
+server), never a copy of its code. `conformance/tests/test_broken_implementations.py` proves the
+suite rejects each one on the requirements it violates, and that every must_not case fails
+against at least one of them. Only these tests may reach into the reference's internals.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pimem import _extract, _forget, _index, _journals, _maintenance, _memory, _query, _scope, _serve, _tool
+from pimem._serve import ProtocolServer
+
+Patch = Callable[[pytest.MonkeyPatch], None]
+
+
+@dataclass(frozen=True)
+class Broken:
+    """One broken rule: how to break it, which case areas to run, which requirements must fail."""
+
+    name: str
+    rule: str
+    areas: tuple[str, ...]
+    violates: frozenset[str]
+    patch: Patch = lambda monkeypatch: None
+    server: type[ProtocolServer] = ProtocolServer
+
+
+def _wrap(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+    """Replace `owner.name` by `make(original)`."""
+    monkeypatch.setattr(owner, name, make(getattr(owner, name)))
+
+
+def _with_settings(**overrides: Any) -> type[ProtocolServer]:
+    """A protocol server that opens every instance with these settings, whatever the case says."""
+
+    class Overridden(ProtocolServer):
+        def _open(self, request: dict[str, Any]) -> dict[str, Any]:
+            settings = {**(request.get("settings") or {}), **overrides}
+            settings = {key: value for key, value in settings.items() if value is not None}
+            return super()._open({**request, "settings": settings})
+
+    return Overridden
+
+
+# ---- read ---------------------------------------------------------------------------------------
+
+
+def _trust_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Show whatever a stored offset lands on: another entry's line, or (no line) an empty text.
+
+    This is the reference without its line check, the way a naive implementation behaves; it
+    makes index faults that the check would hide visible again.
+    """
+
+    def make(original: Any) -> Any:
+        def load(view: Any, row: Any) -> Any:
+            raw = _journals.read_line_at(row.path, row.offset, row.length)
+            line = _journals.parse_line(raw) if raw is not None else None
+            found = line.get("id") if isinstance(line, dict) else None
+            if isinstance(found, str):
+                return original(view, dataclasses.replace(row, entry_id=found))
+            return _extract.Extracted(
+                row.entry_id,
+                row.parent_id,
+                row.timestamp,
+                row.kind,
+                row.role,
+                row.tool_name,
+                "",
+                row.tokens_before,
+            )
+
+        return load
+
+    _wrap(monkeypatch, _query, "_load", make)
+
+
+def _unverified(*patches: Patch) -> Patch:
+    """These faults in an implementation that also trusts its index."""
+
+    def patch(monkeypatch: pytest.MonkeyPatch) -> None:
+        for each in (*patches, _trust_the_index):
+            each(monkeypatch)
+
+    return patch
+
+
+def _read_ignoring_scope(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def read(view: Any, *args: Any) -> Any:
+            everything = [path for (path,) in view.index.rows("SELECT path FROM files")]
+            return original(dataclasses.replace(view, paths=everything), *args)
+
+        return read
+
+    _wrap(monkeypatch, _tool, "read", make)
+
+
+def _source_path_followed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
+            if source is not None and source.startswith("/"):  # a path given as source is read directly
+                wide = dataclasses.replace(view, paths=[source])
+                return [_query._row(v) for v in _query._rows(wide, "AND e.entry_id = ?", (entry_id,))]
+            return original(view, entry_id, source)
+
+        return lookup
+
+    _wrap(monkeypatch, _query, "_lookup", make)
+
+
+def _around_first_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    _wrap(
+        monkeypatch,
+        _query,
+        "_node",
+        lambda original: (
+            lambda view, file_id, sql, key: original(
+                view, file_id, sql.replace("offset DESC", "offset ASC"), key
+            )
+        ),
+    )
+
+
+# ---- scope --------------------------------------------------------------------------------------
+
+
+def _like(cwd: str, root: str) -> bool:
+    """`cwd LIKE root || '%'`: a string prefix where `_` and `%` are wildcards."""
+    pattern = "".join(".*" if char == "%" else "." if char == "_" else re.escape(char) for char in root)
+    return re.match(pattern, cwd) is not None
+
+
+def _like_prefix_scope(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_scope, "in_project", _like)
+
+
+def _project_is_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_scope, "in_project", lambda cwd, root: True)
+
+
+def _home_children_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Pretend home is somewhere else, so ~/code and its neighbours count as project roots.
+    _wrap(
+        monkeypatch,
+        _scope,
+        "project_root",
+        lambda original: lambda cwd, home, cwds: original(cwd, "/nonexistent-home", cwds),
+    )
+
+
+def _session_is_project(monkeypatch: pytest.MonkeyPatch) -> None:
+    _wrap(
+        monkeypatch,
+        _memory,
+        "scoped_journals",
+        lambda original: (
+            lambda journals, scope, **kw: original(journals, "project" if scope == "session" else scope, **kw)
+        ),
+    )
+
+
+def _session_id_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    _wrap(
+        monkeypatch,
+        _memory.Memory,
+        "journals",
+        lambda original: lambda self, found, scope, session_id=None: original(self, found, scope, None),
+    )
+
+
+def _unknown_arguments_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    known = set(_tool.PARAMETERS["properties"])
+    _wrap(
+        monkeypatch,
+        _tool,
+        "validate",
+        lambda original: (
+            lambda arguments, tz: original(
+                {key: value for key, value in arguments.items() if key in known}
+                if isinstance(arguments, dict)
+                else arguments,
+                tz,
+            )
+        ),
+    )
+
+
+# ---- journals and extraction --------------------------------------------------------------------
+
+
+def _discovery_takes_any_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def candidates(agent_dir: str | None, session_dirs: list[str]) -> Iterator[tuple[str, list[str]]]:
+            yield from original(agent_dir, session_dirs)
+            if agent_dir:  # also stray files in the agent dir and non-.jsonl files in session folders
+                roots = [os.path.realpath(agent_dir)]
+                for path in sorted([*Path(agent_dir).glob("*.jsonl"), *Path(agent_dir).glob("sessions/*/*")]):
+                    if path.suffix != ".jsonl" or path.parent == Path(agent_dir):
+                        yield str(path), roots
+
+        return candidates
+
+    _wrap(monkeypatch, _journals, "_candidates", make)
+    _wrap(
+        monkeypatch,
+        _journals,
+        "_valid_header",
+        lambda original: (
+            lambda value: (
+                isinstance(value, dict) and all(isinstance(value.get(key), str) for key in ("id", "cwd"))
+            )
+        ),
+    )
+
+
+def _cwd_from_folder_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def read_header(path: str) -> Any:
+            found = original(path)
+            folder = Path(path).parent.name
+            if found is None or not (folder.startswith("--") and folder.endswith("--")):
+                return found
+            return {**found[0], "cwd": "/" + folder[2:-2].replace("-", "/")}, found[1]
+
+        return read_header
+
+    _wrap(monkeypatch, _journals, "read_header", make)
+
+
+def _raw_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Index a line's whole JSON text instead of its extracted text (thinking, details, data, ...)."""
+
+    def make(original: Any) -> Any:
+        def extract(obj: Any, withheld: set[str]) -> Any:
+            entry = original(obj, withheld)
+            if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+                return entry
+            raw = _extract._compact_json(obj)
+            if entry is None:
+                return _extract.Extracted(
+                    obj["id"], None, str(obj.get("timestamp", "")), "custom", None, None, raw, None
+                )
+            return dataclasses.replace(entry, text=raw)
+
+        return extract
+
+    _wrap(monkeypatch, _index, "extract", make)
+    _wrap(monkeypatch, _query, "extract", make)
+
+
+def _sensitive_files_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_extract, "is_sensitive_path", lambda path: False)
+
+
+def _long_lines_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The max_line_bytes setting is ignored: every line is parsed, however long.
+    monkeypatch.setattr(
+        _index,
+        "read_chunk",
+        lambda path, start, max_line_bytes, *rest: _journals.read_chunk(path, start, 2**62, *rest),
+    )
+
+
+# ---- indexing -----------------------------------------------------------------------------------
+
+
+def _shrink_not_detected(monkeypatch: pytest.MonkeyPatch) -> None:
+    _wrap(
+        monkeypatch,
+        _index.Index,
+        "_rewritten",
+        lambda original: (
+            lambda self, journal, state, *rest: (
+                False
+                if journal.size < state.size or journal.size < state.cursor
+                else original(self, journal, state, *rest)
+            )
+        ),
+    )
+
+
+def _same_size_rewrite_not_detected(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The mtime tier is blind: the stored mtime always looks like the file's.
+    _wrap(
+        monkeypatch,
+        _index.Index,
+        "_rewritten",
+        lambda original: (
+            lambda self, journal, state, *rest: original(
+                self, journal, dataclasses.replace(state, mtime_ns=journal.mtime_ns), *rest
+            )
+        ),
+    )
+
+
+def _rewrites_not_detected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_index.Index, "_rewritten", lambda self, journal, state, *rest: False)
+
+
+def _rows_never_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_index.Index, "forget_path", lambda self, path: None)
+
+
+def _journals_from_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index, not the disk, says which journals exist."""
+
+    def make(original: Any) -> Any:
+        def discover(self: Any, *args: Any, **named: Any) -> Any:
+            found = original(self, *args, **named)
+            known = {journal.path for journal in found.journals}
+            for row in self.index.rows("SELECT path, session_id, cwd, started, size, mtime_ns FROM files"):
+                if row[0] not in known:
+                    found.journals.append(_journals.Journal(*row))
+            return found
+
+        return discover
+
+    _wrap(monkeypatch, _memory.Memory, "discover", make)
+
+
+def _idless_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Version 1 lines (no id) get an id made up from their bytes."""
+
+    def make(original: Any) -> Any:
+        def parse_line(raw: bytes) -> Any:
+            line = original(raw)
+            if isinstance(line, dict) and "id" not in line and line.get("type") != "session":
+                line["id"] = "v1-" + hashlib.sha256(raw).hexdigest()[:8]
+            return line
+
+        return parse_line
+
+    _wrap(monkeypatch, _index, "parse_line", make)
+
+
+# ---- redaction ----------------------------------------------------------------------------------
+
+
+def _secrets_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_index, "redact", lambda text: text)
+
+
+def _outputs_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_tool, "redact_tree", lambda value: value)
+
+
+# ---- summaries ----------------------------------------------------------------------------------
+
+
+def _summaries_of_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    clause = " AND e.kind IN ('compaction', 'branch_summary')"
+    _wrap(
+        monkeypatch,
+        _query,
+        "_rows",
+        lambda original: (
+            lambda view, where, *rest, **named: original(view, where.replace(clause, ""), *rest, **named)
+        ),
+    )
+
+
+# ---- hooks --------------------------------------------------------------------------------------
+
+
+def _manifest_with(change: Callable[[dict[str, Any]], None]) -> Patch:
+    def patch(monkeypatch: pytest.MonkeyPatch) -> None:
+        def make(original: Any) -> Any:
+            def manifest() -> dict[str, Any]:
+                registered: dict[str, Any] = original()
+                change(registered)
+                return registered
+
+            return manifest
+
+        _wrap(monkeypatch, _serve, "manifest", make)
+
+    return patch
+
+
+def _registers(event: str) -> Patch:
+    return _manifest_with(lambda registered: registered["events"].append(event))
+
+
+def _tool_field(name: str) -> Patch:
+    return _manifest_with(
+        lambda registered: registered["tools"][0].update({name: "Use memory_context often."})
+    )
+
+
+# ---- commands -----------------------------------------------------------------------------------
+
+
+def _gc_current_journal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_maintenance, "_current_path", lambda memory: None)
+
+
+def _gc_ignores_quiet_period(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_maintenance, "_QUIET", timedelta(0))
+
+
+def _gc_confirm_without_preview(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Confirm acts on a fresh preview rather than the one the user saw.
+    _wrap(
+        monkeypatch,
+        _maintenance,
+        "gc_confirm",
+        lambda original: lambda memory: (_maintenance.gc_preview(memory), original(memory))[1],
+    )
+
+
+def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    def forget(memory: Any, target: str) -> dict[str, Any]:  # answers as if done, does nothing
+        sessions = {journal.session_id for journal in memory.discover().journals}
+        return {"forgotten": {"kind": "session" if target in sessions else "entry", "id": target}}
+
+    monkeypatch.setattr(_maintenance, "forget", forget)
+
+
+def _forget_lost_on_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def rebuild(memory: Any) -> Any:  # as if the forget list lived in the index
+            Path(memory.config.state_dir, "forget.json").unlink(missing_ok=True)
+            memory.forget = _forget.ForgetList(memory.config.state_dir)
+            return original(memory)
+
+        return rebuild
+
+    _wrap(monkeypatch, _maintenance, "rebuild", make)
+
+
+class _WritesTheJournal(ProtocolServer):
+    """Appends a note to the current session's journal at every message_end."""
+
+    def _event(self, instance: Any, name: Any, data: dict[str, Any]) -> None:
+        super()._event(instance, name, data)
+        session_file = instance.memory.config.session_file
+        if name == "message_end" and session_file and os.path.exists(session_file):
+            with open(session_file, "a", encoding="utf-8") as journal:
+                journal.write(
+                    '{"type":"custom_message","id":"memo0001","parentId":null,'
+                    '"timestamp":"2026-11-29T12:00:00.000Z","customType":"memory","content":"noted",'
+                    '"display":false}\n'
+                )
+
+
+def _ids(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+FORBIDDEN_EVENTS = (
+    "context",
+    "before_agent_start",
+    "before_provider_request",
+    "agent_end",
+    "turn_end",
+    "input",
+    "tool_call",
+    "tool_result",
+)
+
+# must_not cases that no single fault of the reference can make fail, with the reason; the test
+# fails as soon as one of them is caught (then it leaves this list) or another one joins it.
+HOLLOW = {
+    "index-header-changed": "the reference reads a journal's session id from its header on every pass, so "
+    "a header the fingerprint misses still shows its new id",
+    "index-partial-line-waits": "its partial tail is truncated JSON, which nothing can index; a tail that "
+    "is a whole JSON object without its newline would test the rule",
+}
+
+BROKEN: tuple[Broken, ...] = (
+    Broken(
+        "read-without-id-check",
+        "read returns whatever its stored offset lands on, never unavailable",
+        ("read",),
+        _ids("JM-READ-008"),
+        _trust_the_index,
+    ),
+    Broken(
+        "source-path-followed",
+        "read follows a file path given as source, in scope or not",
+        ("scope",),
+        _ids("JM-READ-014"),
+        _source_path_followed,
+    ),
+    Broken(
+        "read-ignores-scope",
+        "read by id looks in every journal, not only the scope's",
+        ("scope", "read"),
+        _ids("JM-SCOPE-009"),
+        _read_ignoring_scope,
+    ),
+    Broken(
+        "around-follows-first-child",
+        "around continues along the first-written child",
+        ("read",),
+        _ids("JM-READ-012"),
+        _around_first_child,
+    ),
+    Broken(
+        "like-prefix-scope",
+        "project scope is `cwd LIKE root || '%'`, so app sees app2",
+        ("scope",),
+        _ids("JM-SCOPE-004", "JM-SCOPE-005"),
+        _like_prefix_scope,
+    ),
+    Broken(
+        "project-is-everything",
+        "project scope contains every journal",
+        ("scope",),
+        _ids("JM-SCOPE-009"),
+        _project_is_everything,
+    ),
+    Broken(
+        "home-children-count",
+        "home and its children count as project roots",
+        ("scope",),
+        _ids("JM-SCOPE-002"),
+        _home_children_count,
+    ),
+    Broken(
+        "session-is-project",
+        "session scope covers the whole project",
+        ("scope",),
+        _ids("JM-SCOPE-006"),
+        _session_is_project,
+    ),
+    Broken(
+        "session-id-ignored",
+        "the sessionId argument narrows nothing",
+        ("scope",),
+        _ids("JM-SCOPE-011"),
+        _session_id_ignored,
+    ),
+    Broken(
+        "global-without-setting",
+        "global scope works without the user's allow_global",
+        ("scope",),
+        _ids("JM-SCOPE-007"),
+        server=_with_settings(allow_global=True),
+    ),
+    Broken(
+        "unknown-arguments-ignored",
+        "unknown tool arguments (allow_global) are dropped silently",
+        ("scope", "tool"),
+        _ids("JM-TOOL-006"),
+        _unknown_arguments_ignored,
+    ),
+    Broken(
+        "discovery-takes-any-file",
+        "stray and non-.jsonl files count as journals",
+        ("journals",),
+        _ids("JM-JOURNAL-001"),
+        _discovery_takes_any_file,
+    ),
+    Broken(
+        "cwd-from-folder-name",
+        "a journal's cwd comes from its folder name",
+        ("journals",),
+        _ids("JM-JOURNAL-003"),
+        _cwd_from_folder_name,
+    ),
+    Broken(
+        "long-lines-parsed",
+        "max_line_bytes is ignored",
+        ("journals",),
+        _ids("JM-JOURNAL-008"),
+        _long_lines_parsed,
+    ),
+    Broken(
+        "raw-lines-indexed",
+        "a line's whole JSON is indexed instead of its extracted text",
+        ("extraction",),
+        _ids("JM-EXTRACT-003"),
+        _raw_lines_indexed,
+    ),
+    Broken(
+        "sensitive-files-indexed",
+        "files such as .env are indexed like any other",
+        ("extraction",),
+        _ids("JM-EXTRACT-004"),
+        _sensitive_files_indexed,
+    ),
+    Broken(
+        "shrink-not-detected",
+        "a journal that got shorter is not reindexed",
+        ("indexing",),
+        _ids("JM-INDEX-006"),
+        _shrink_not_detected,
+    ),
+    Broken(
+        "same-size-rewrite-not-detected",
+        "a same-size rewrite with a new mtime is not reindexed",
+        ("indexing",),
+        _ids("JM-INDEX-007"),
+        _same_size_rewrite_not_detected,
+    ),
+    Broken(
+        "rewrites-not-detected",
+        "no rewrite is ever detected (and the index is trusted)",
+        ("indexing",),
+        _ids("JM-INDEX-006", "JM-INDEX-007", "JM-INDEX-009"),
+        _unverified(_rewrites_not_detected),
+    ),
+    Broken(
+        "deleted-journal-kept",
+        "a deleted journal's rows and terms stay, in an index that lists journals itself and is trusted",
+        ("indexing", "read"),
+        _ids("JM-INDEX-005"),
+        _unverified(_rows_never_dropped, _journals_from_the_index),
+    ),
+    Broken(
+        "idless-lines-indexed",
+        "version 1 lines without ids are indexed (and the index is trusted)",
+        ("indexing", "journals"),
+        _ids("JM-JOURNAL-011"),
+        _unverified(_idless_lines_indexed),
+    ),
+    Broken(
+        "secrets-indexed",
+        "terms come from unredacted text",
+        ("redaction",),
+        _ids("JM-REDACT-001"),
+        _secrets_indexed,
+    ),
+    Broken(
+        "outputs-not-redacted",
+        "tool output is not redacted again",
+        ("redaction",),
+        _ids("JM-REDACT-002"),
+        _outputs_not_redacted,
+    ),
+    Broken(
+        "summaries-of-every-kind",
+        "summaries lists entries of every kind",
+        ("summaries",),
+        _ids("JM-SUMMARY-001"),
+        _summaries_of_every_kind,
+    ),
+    *(
+        Broken(
+            f"registers-{event.replace('_', '-')}",
+            f"the integration registers a {event} handler",
+            ("hooks",),
+            _ids("JM-HOOK-003"),
+            _registers(event),
+        )
+        for event in FORBIDDEN_EVENTS
+    ),
+    Broken(
+        "prompt-snippet",
+        "the tool carries a promptSnippet",
+        ("hooks",),
+        _ids("JM-HOOK-004"),
+        _tool_field("promptSnippet"),
+    ),
+    Broken(
+        "prompt-guidelines",
+        "the tool carries promptGuidelines",
+        ("hooks",),
+        _ids("JM-HOOK-004"),
+        _tool_field("promptGuidelines"),
+    ),
+    Broken(
+        "writes-the-journal",
+        "the integration appends to the session's journal",
+        ("hooks",),
+        _ids("JM-HOOK-006"),
+        server=_WritesTheJournal,
+    ),
+    Broken(
+        "calls-set-active-tools",
+        "the integration calls setActiveTools",
+        ("hooks",),
+        _ids("JM-HOOK-005"),
+        _manifest_with(lambda registered: registered["calls"].append("setActiveTools")),
+    ),
+    Broken(
+        "gc-lists-current-journal",
+        "gc offers the current session's journal",
+        ("commands",),
+        _ids("JM-CMD-008"),
+        _gc_current_journal,
+    ),
+    Broken(
+        "gc-ignores-quiet-period",
+        "gc offers journals written in the last 24 h",
+        ("commands",),
+        _ids("JM-CMD-008"),
+        _gc_ignores_quiet_period,
+    ),
+    Broken(
+        "gc-confirm-without-preview",
+        "gc confirm deletes a fresh preview's files",
+        ("commands",),
+        _ids("JM-CMD-009", "JM-CMD-010"),
+        _gc_confirm_without_preview,
+    ),
+    Broken(
+        "forget-ignored",
+        "forgotten entries and sessions still show",
+        ("commands",),
+        _ids("JM-CMD-011", "JM-CMD-012"),
+        _forget_ignored,
+    ),
+    Broken(
+        "forget-lost-on-rebuild",
+        "the forget list is dropped by rebuild",
+        ("commands",),
+        _ids("JM-CMD-013"),
+        _forget_lost_on_rebuild,
+    ),
+)

@@ -1,0 +1,82 @@
+"""The suite catches faults: each broken implementation fails on the requirements it violates.
+
+Each runs only the cases of its own areas, against the same cases the reference passes; every
+must_not case must fail against at least one of them (a must_not case nothing can fail is hollow).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from broken_implementations import BROKEN, HOLLOW, Broken
+from pimem._serve import ProtocolServer
+from pimem_conformance._adapter import Adapter
+from pimem_conformance._cases import Case, load_cases
+from pimem_conformance._connector import InProcessConnector
+from pimem_conformance._runner import run_cases
+from pimem_conformance._schemas import load_schemas
+
+Outcomes = dict[str, str]  # case id -> outcome
+
+
+def _run(server: type[ProtocolServer], cases: list[Case]) -> Outcomes:
+    schemas = load_schemas()
+    result = run_cases(Adapter(InProcessConnector(server), schemas), cases, schemas)
+    return {each.case.id: each.outcome for each in result.results}
+
+
+@pytest.fixture(scope="module")
+def reference_outcomes() -> Outcomes:
+    return _run(ProtocolServer, load_cases())
+
+
+@pytest.fixture(scope="module")
+def broken_outcomes() -> Callable[[Broken], Outcomes]:
+    """Outcomes of one broken implementation over its areas' cases (computed once)."""
+    cache: dict[str, Outcomes] = {}
+
+    def outcomes(broken: Broken) -> Outcomes:
+        if broken.name not in cache:
+            with pytest.MonkeyPatch.context() as monkeypatch:
+                broken.patch(monkeypatch)
+                cache[broken.name] = _run(broken.server, [c for c in load_cases() if c.area in broken.areas])
+        return cache[broken.name]
+
+    return outcomes
+
+
+@pytest.mark.parametrize("broken", BROKEN, ids=[broken.name for broken in BROKEN])
+def test_the_suite_rejects_a_broken_implementation_on_the_rules_it_breaks(
+    broken: Broken, broken_outcomes: Callable[[Broken], Outcomes], reference_outcomes: Outcomes
+) -> None:
+    cases = {case.id: case for case in load_cases()}
+    outcomes = broken_outcomes(broken)
+    # Only cases that the reference passes count: they fail because of the fault.
+    caught = [
+        case_id
+        for case_id, outcome in outcomes.items()
+        if outcome == "fail" and reference_outcomes[case_id] == "pass"
+    ]
+    failed_requirements = {requirement for case_id in caught for requirement in cases[case_id].requirements}
+    assert broken.violates <= failed_requirements, (
+        f"{broken.name} ({broken.rule}) should fail {sorted(broken.violates)}; caught cases: {caught}"
+    )
+
+
+def test_every_must_not_case_fails_against_some_broken_implementation(
+    broken_outcomes: Callable[[Broken], Outcomes], reference_outcomes: Outcomes
+) -> None:
+    # A case the reference itself fails proves nothing here (test_cases.py reports it).
+    must_not = {
+        case.id
+        for case in load_cases()
+        if case.polarity == "must_not" and reference_outcomes[case.id] == "pass"
+    }
+    caught = {
+        case_id
+        for broken in BROKEN
+        for case_id, outcome in broken_outcomes(broken).items()
+        if outcome == "fail"
+    }
+    assert sorted(must_not - caught) == sorted(HOLLOW), "hollow must_not cases changed; update HOLLOW"
