@@ -1,0 +1,60 @@
+"""The reference judged in-process and as a subprocess (`pimem serve`) gets identical outcomes."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from pimem_conformance._cli import main
+from suite_kit import read_lines
+
+
+def outcomes(report: Path) -> dict[str, str]:
+    return {line["id"]: line["outcome"] for line in read_lines(report) if line["type"] == "case"}
+
+
+def test_in_process_and_subprocess_reference_agree_case_by_case(tmp_path: Path) -> None:
+    in_process, served = tmp_path / "in-process.jsonl", tmp_path / "served.jsonl"
+    main(["run", "--impl", "reference", "--validate-adapter", "-q", "--report", str(in_process)])
+    main(
+        [
+            "run",
+            "--impl",
+            f"{sys.executable} -m pimem serve",
+            "--validate-adapter",
+            "-q",
+            "--report",
+            str(served),
+        ]
+    )
+    assert outcomes(in_process) == outcomes(served)
+    assert read_lines(served)[0]["implementation"]["name"] == "pimem"
+
+
+def test_cov_reports_the_reference_branch_coverage(tmp_path: Path) -> None:
+    # A fresh process, so the reference is imported (and measured) only after coverage starts.
+    report = tmp_path / "report.jsonl"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pimem_conformance._cli",
+            "run",
+            "--impl",
+            "reference",
+            "--cov",
+            "-k",
+            "read-",
+            "-q",
+            "--report",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    found = re.search(r"^reference branch coverage: (\d+\.\d)%$", run.stdout, re.MULTILINE)
+    assert found is not None and 0 < float(found.group(1)) <= 100
+    assert read_lines(report)[-1]["reference_branch_coverage"] == float(found.group(1))
