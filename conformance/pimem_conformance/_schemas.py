@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +37,6 @@ class SchemaSet:
             for schema_id, (_, schema) in schemas.items()
         )
         self._validators: dict[str, Draft202012Validator] = {}
-
-    def __contains__(self, schema_id: object) -> bool:
-        return schema_id in self._schemas
-
-    def items(self) -> Iterator[tuple[str, Path, dict[str, Any]]]:
-        for schema_id, (path, schema) in self._schemas.items():
-            yield schema_id, path, schema
 
     def validator_for(self, schema: dict[str, Any] | bool) -> Draft202012Validator:
         """A validator for an inline schema that may `$ref` any schema of the set."""
