@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from reliability_kit import FIGURES, SLOW, TALLIES
+
+from .reliability_kit import FIGURES, SLOW, TALLIES
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

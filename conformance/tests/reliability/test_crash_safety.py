@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_kit import (
+
+from .reliability_kit import (
     JournalWriter,
     Memory,
     entry_line,

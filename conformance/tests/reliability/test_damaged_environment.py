@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_kit import (
+
+from .reliability_kit import (
     JournalWriter,
     Memory,
     assert_no_internal_text,

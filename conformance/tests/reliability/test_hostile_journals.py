@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_kit import (
+
+from .reliability_kit import (
     JournalWriter,
     Memory,
     as_nobody,

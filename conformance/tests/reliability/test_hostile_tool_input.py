@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_kit import (
+
+from .reliability_kit import (
     JournalWriter,
     Memory,
     assert_no_internal_text,

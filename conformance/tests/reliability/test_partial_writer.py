@@ -18,7 +18,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from reliability_kit import (
+
+from .reliability_kit import (
     JournalWriter,
     Memory,
     entry_line,

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from reliability_kit import (
+
+from .reliability_kit import (
     SLOW,
     JournalWriter,
     Memory,

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from pimem_conformance import secrets_corpus
 from pimem_conformance._jsjson import dumps_like_js
-from reliability_kit import (
+
+from .reliability_kit import (
     JournalWriter,
     Memory,
     entry_line,

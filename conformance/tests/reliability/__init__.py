@@ -1,0 +1,1 @@
+"""Reliability tests (issue 8): a package, so its conftest never shadows another folder's `conftest`."""
