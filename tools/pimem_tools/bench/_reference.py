@@ -98,52 +98,67 @@ class IndexRun:
     peak_rss_bytes: int
 
 
-def _tree_rss_bytes(root_pid: int) -> int:
-    """Resident memory of a process and all its descendants, from /proc (0 once it is gone)."""
-    total, stack = 0, [root_pid]
-    page = os.sysconf("SC_PAGE_SIZE")
+def _status_kib(pid: int, field: bytes) -> int:
+    with open(f"/proc/{pid}/status", "rb") as handle:
+        for line in handle:
+            if line.startswith(field):
+                return int(line.split()[1])
+    return 0  # a process that has released its memory (exiting) has no Vm fields
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in os.scandir(f"/proc/{pid}/task"):
+        with open(f"{task.path}/children", "rb") as handle:
+            found.extend(int(child) for child in handle.read().split())
+    return found
+
+
+def _tree_peak_bytes(root_pid: int) -> int:
+    """The root's own peak (VmHWM) plus what its descendants hold now (VmRSS); 0 once it is gone."""
+    try:
+        total = _status_kib(root_pid, b"VmHWM:")
+        stack = _children(root_pid)
+    except OSError:
+        return 0
     while stack:
         pid = stack.pop()
         try:
-            with open(f"/proc/{pid}/statm", "rb") as handle:
-                total += int(handle.read().split()[1]) * page  # the second field: resident pages
-            for task in os.scandir(f"/proc/{pid}/task"):
-                with open(f"{task.path}/children", "rb") as handle:
-                    stack.extend(int(child) for child in handle.read().split())
+            total += _status_kib(pid, b"VmRSS:")
+            stack.extend(_children(pid))
         except OSError:  # it ended between two reads
             continue
-    return total
+    return total * 1024
 
 
 def run_pimem(argv: list[str], env: dict[str, str]) -> IndexRun:
     """Run `pimem <argv>` to completion; its wall time and peak RSS.
 
-    The peak is the larger of the kernel's own high-water mark for the process (`wait4`, exact for a
-    single process) and the sum over its process tree polled every 50 ms (which also counts any worker
-    processes running at the same time).
+    The peak is polled from /proc every 50 ms: the process's own high-water mark plus the memory of
+    any worker processes at that moment. (The kernel's `ru_maxrss` of a child cannot be used: it
+    inherits the high-water mark of the parent's memory at fork and exec, here the benchmark's own.)
     """
     started = time.perf_counter()
     process = subprocess.Popen(["pimem", *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    polled_peak = 0
+    peak = 0
     done = threading.Event()
 
     def poll() -> None:
-        nonlocal polled_peak
+        nonlocal peak
         while not done.wait(0.05):
-            polled_peak = max(polled_peak, _tree_rss_bytes(process.pid))
+            peak = max(peak, _tree_peak_bytes(process.pid))
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     assert process.stderr is not None
     stderr = process.stderr.read()  # drained while it runs so a full pipe never stalls it
-    _, status, usage = os.wait4(process.pid, 0)
+    process.wait()
     seconds = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
     done.set()
     poller.join()
     if process.returncode != 0:
         raise RuntimeError(f"pimem {' '.join(argv)} exited {process.returncode}: {stderr.decode()[-2000:]}")
-    return IndexRun(seconds, max(usage.ru_maxrss * 1024, polled_peak))
+    return IndexRun(seconds, peak)
 
 
 def extracted_entries(path: str) -> Iterator[Any]:
