@@ -7,7 +7,8 @@
 - every must_not case names a positive twin over the same journals (for a manifest case: a
   positive manifest case);
 - `requirements-ledger.json` shows no ID removed, renumbered or reused;
-- every schema under `spec/schemas/` is valid under its metaschema.
+- every schema under `spec/schemas/` is valid under its metaschema, and every `$ref` in an
+  expected schema names one of them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,6 +223,41 @@ def _check_steps(case: Case, problems: list[str]) -> None:
             problems.append(f"case {case.id}: journal {key} names a missing fixture {journal['fixture']}")
 
 
+def _refs(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "$ref" and isinstance(item, str):
+                yield item
+            else:
+                yield from _refs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _refs(item)
+
+
+def _check_schema_refs(spec: Path, cases: list[Case], problems: list[str]) -> None:
+    """Every `$ref` of an expected schema names a schema under spec/schemas/ (or the schema itself)."""
+    known = {schema_id for schema_id, _ in _schema_ids(spec)}
+    for case in cases:
+        for index, step in enumerate(case.steps):
+            for ref in _refs(step.get("expect", {}).get("schema", {})):
+                target = ref.split("#", 1)[0]
+                if target and target not in known:
+                    problems.append(
+                        f"case {case.id} step {index}: schema $ref {ref} names no schema under spec/"
+                    )
+
+
+def _schema_ids(spec: Path) -> Iterator[tuple[str, Path]]:
+    for path in sorted((spec / "schemas").rglob("*.schema.json")):
+        try:
+            schema_id = json.loads(path.read_text(encoding="utf-8")).get("$id")
+        except (ValueError, AttributeError):
+            continue  # reported by the metaschema check
+        if isinstance(schema_id, str):
+            yield schema_id, path
+
+
 def _check_ledger(spec: Path, requirements: list[Requirement], problems: list[str]) -> None:
     path = spec / "requirements-ledger.json"
     if not path.is_file():
@@ -275,6 +312,7 @@ def lint_spec(spec: Path) -> LintReport:
     _check_requirements(requirements, problems)
     cases = _load_all_cases(spec, problems)
     _check_cases(cases, requirements, problems)
+    _check_schema_refs(spec, cases, problems)
     _check_ledger(spec, requirements, problems)
     _check_schemas(spec, problems)
     return LintReport(requirements, cases, problems)

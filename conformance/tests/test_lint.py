@@ -98,6 +98,9 @@ def test_case_faults(tmp_path: Path) -> None:
     unknown = cases()
     unknown[0]["requirements"] = ["JM-SEARCH-009"]
     assert any("no spec document defines" in p for p in problems(tmp_path / "b", unknown))
+    dangling = cases()
+    dangling[0]["steps"][0]["expect"]["schema"] = {"$ref": "tag:pimem.spec,2026:details-nothing"}
+    assert any("names no schema" in p for p in problems(tmp_path / "d", dangling))
     mutation = cases()
     mutation[0]["steps"].append({"mutate": {"op": "delete", "journal": "flat/none.jsonl"}, "expect": {}})
     found = problems(tmp_path / "c", mutation)
