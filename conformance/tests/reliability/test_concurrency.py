@@ -211,4 +211,4 @@ def test_four_processes_index_and_search_one_folder_consistently(shared_tmp: Pat
     holders = {event["owner"] for event in lease_events(writer.state_dir) if event["event"] == "acquire"}
     tally("trials run", sum(calls), "calls from concurrent processes")
     record_figure("concurrency: processes / calls / lease holders",
-                  f"{WORKERS} / {sum(calls)} without an error / {len(holders)} holders, never two at once")
+                  f"{WORKERS} / {sum(calls)} without an error / {len(holders)} holder(s), never two at once")
