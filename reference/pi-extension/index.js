@@ -5,7 +5,7 @@
 // guidelines, no messages, no entries, and it changes no tool, model or provider.
 
 import { readFileSync } from "node:fs";
-import { LaunchError, ServerConnection } from "./lib/connection.js";
+import { LaunchError, ServerConnection, ServerExitError } from "./lib/connection.js";
 import {
   captureSession,
   currentClock,
@@ -191,6 +191,21 @@ class MemoryClient {
    */
   async callTool(name, args, signal, ctx) {
     this.observe(ctx);
+    try {
+      return await this.callToolOnce(name, args, signal);
+    } catch (error) {
+      // The tool only reads, so a call whose server died under it is safe to repeat once.
+      if (!(error instanceof ServerExitError)) throw error;
+      return await this.callToolOnce(name, args, signal);
+    }
+  }
+
+  /**
+   * @param {string} name
+   * @param {Record<string, unknown>} args
+   * @param {AbortSignal | undefined} signal
+   */
+  async callToolOnce(name, args, signal) {
     const connection = await unlessAborted(this.ready(), signal);
     await connection.request({ cmd: "clock", instance: INSTANCE, now: currentClock().now }, signal);
     const response = await connection.request({ cmd: "tool", instance: INSTANCE, name, arguments: args }, signal);

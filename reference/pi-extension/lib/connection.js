@@ -30,6 +30,15 @@ export class LaunchError extends Error {
   }
 }
 
+/** Raised for a request whose server exited before answering it. */
+export class ServerExitError extends Error {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "ServerExitError";
+  }
+}
+
 export class ServerConnection {
   /**
    * Spawns the server; resolves once the process runs, rejects with LaunchError when it cannot start.
@@ -88,7 +97,7 @@ export class ServerConnection {
       process.removeListener("exit", killOnExit);
       this.exitReason = signal ? `killed by ${signal}` : `exited with code ${code}`;
       const stderr = this.stderrTail.trim();
-      const error = new Error(`pimem serve ${this.exitReason}${stderr ? `; its last output: ${stderr}` : ""}`);
+      const error = new ServerExitError(`pimem serve ${this.exitReason}${stderr ? `; its last output: ${stderr}` : ""}`);
       for (const pending of this.pending.values()) pending.reject(error);
       this.pending.clear();
       for (const listener of this.exitListeners) listener();
@@ -115,7 +124,7 @@ export class ServerConnection {
    * @returns {Promise<Message>}
    */
   request(body, signal) {
-    if (!this.running) return Promise.reject(new Error(`pimem serve ${this.exitReason}`));
+    if (!this.running) return Promise.reject(new ServerExitError(`pimem serve ${this.exitReason}`));
     const seq = this.nextSeq++;
     return new Promise((resolve, reject) => {
       const onAbort = () => {

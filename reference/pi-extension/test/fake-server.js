@@ -2,11 +2,12 @@
 // @ts-check
 // A stand-in for `pimem serve` that speaks the adapter protocol (spec/protocol.md) and appends
 // every request it receives, plus its own start and exit, to $FAKE_PIMEM_LOG as JSON lines.
-// $FAKE_PIMEM_EXIT_ON_TOOL=1 makes it die on every tool call (a server that keeps crashing);
+// $FAKE_PIMEM_EXIT_ON_TOOL=1 makes it die on every tool call (a server that keeps crashing), and
+// $FAKE_PIMEM_DIE_ONCE=<file> on the first tool call of the first server (creating the file);
 // $FAKE_PIMEM_SILENT_START=1 makes it never answer `start` (a server that hangs).
 // Usage: fake-server.js serve
 
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { getPriority } from "node:os";
 
 const manifest = JSON.parse(readFileSync(new URL("../manifest.json", import.meta.url), "utf8"));
@@ -28,6 +29,10 @@ function answer(request) {
       return { instance: request.instance };
     case "tool":
       if (process.env.FAKE_PIMEM_EXIT_ON_TOOL === "1") process.exit(3);
+      if (process.env.FAKE_PIMEM_DIE_ONCE && !existsSync(process.env.FAKE_PIMEM_DIE_ONCE)) {
+        writeFileSync(process.env.FAKE_PIMEM_DIE_ONCE, "");
+        process.exit(3);
+      }
       if (request.arguments.action === "explode") {
         return { error: { code: "unknown_action", message: "unknown action explode; try action: search" } };
       }

@@ -5,8 +5,9 @@ pi-ai's openai-completions provider reads: text in `delta.content`, a tool call 
 `delta.tool_calls` (name first, then the arguments), a finish reason, a usage chunk, `[DONE]`.
 
 The test queues the replies of the agent turns in order. A reply may be a function of the
-request (to use what an earlier tool returned). Summarisation requests (compaction, branch
-summaries) carry no `tools`; they get SUMMARY and consume nothing from the queue.
+request (to use what an earlier tool returned); a function that returns `Again(reply)` answers
+`reply` and stays first in the queue for the next turn. Summarisation requests (compaction,
+branch summaries) carry no `tools`; they get SUMMARY and consume nothing from the queue.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["SUMMARY", "MockLLM", "Reply", "Text", "ToolCall"]
+__all__ = ["SUMMARY", "Again", "MockLLM", "Reply", "Text", "ToolCall"]
 
 SUMMARY = "## Goal\nMock summary of the earlier conversation.\n\n## Progress\n- Work went on."
 
@@ -35,14 +36,21 @@ class ToolCall:
     arguments: dict[str, Any]
 
 
-Reply = Text | ToolCall | Callable[[dict[str, Any]], Text | ToolCall]
+@dataclass(frozen=True)
+class Again:
+    reply: Text | ToolCall
+
+
+Reply = Text | ToolCall | Callable[[dict[str, Any]], Text | ToolCall | Again]
 
 
 class MockLLM:
-    """Serves on 127.0.0.1 at a free port; `requests` keeps every request body, in order."""
+    """Serves on 127.0.0.1 at a free port; `requests` keeps every request body, in order, and
+    `errors` every scripted reply function that raised (Pi then gets a text naming the error)."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.errors: list[str] = []
         self._replies: deque[Reply] = deque()
         self._calls = 0
         self._lock = threading.Lock()
@@ -78,7 +86,18 @@ class MockLLM:
             if not self._replies:
                 return Text("MOCK SCRIPT EXHAUSTED")
             reply = self._replies.popleft()
-        return reply if isinstance(reply, Text | ToolCall) else reply(request)
+        if isinstance(reply, Text | ToolCall):
+            return reply
+        try:
+            answer = reply(request)
+        except Exception as error:  # a broken script must fail the test, not leave Pi hanging
+            self.errors.append(repr(error))
+            return Text(f"mock reply failed: {error!r}")
+        if isinstance(answer, Again):
+            with self._lock:
+                self._replies.appendleft(reply)
+            return answer.reply
+        return answer
 
     def next_call_id(self) -> str:
         with self._lock:

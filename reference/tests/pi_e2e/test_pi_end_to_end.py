@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from mock_llm import MockLLM, Text, ToolCall
+from mock_llm import Again, MockLLM, Text, ToolCall
 from pi_rpc import PiProcess, children_of
 
 pytestmark = pytest.mark.pi_e2e
@@ -37,6 +37,8 @@ PI_CACHE = REPO / ".cache" / f"pi-{PI_VERSION}"
 EXTENSION = REPO / "reference" / "pi-extension"
 JOURNAL_SCHEMA = REPO / "spec" / "schemas" / "pi-journal-line.schema.json"
 TOOL = "memory_context"
+# How often the scripted model searches again while the tool reports indexing in progress.
+MAX_SEARCHES = 50
 # Enough words that keeping only ~60 recent tokens pushes the first turn out of the context.
 FILLER = " ".join(["This reply is long on purpose so that the compaction keeps only recent turns."] * 8)
 
@@ -125,10 +127,21 @@ def _lines(journal: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
 
 
-def _tool_results(journal: Path) -> list[dict[str, Any]]:
-    """The memory tool's results as Pi wrote them into the journal, in order."""
-    messages = [line["message"] for line in _lines(journal) if line["type"] == "message"]
-    return [m for m in messages if m["role"] == "toolResult" and m["toolName"] == TOOL]
+def _tool_results(journal: Path, count: int) -> list[dict[str, Any]]:
+    """The memory tool's first `count` results as Pi wrote them into the journal.
+
+    Pi persists a message after the extensions' message_end handlers ran, so its next request to
+    the model can arrive before the line is written: wait (bounded) for it.
+    """
+    results: list[dict[str, Any]] = []
+    for _ in range(200):
+        if journal.exists():
+            messages = [line["message"] for line in _lines(journal) if line["type"] == "message"]
+            results = [m for m in messages if m["role"] == "toolResult" and m["toolName"] == TOOL]
+            if len(results) >= count:
+                return results[:count]
+        time.sleep(0.05)
+    raise AssertionError(f"{journal.name} holds {len(results)} {TOOL} result(s), not {count}: {results}")
 
 
 def _text(result: dict[str, Any]) -> str:
@@ -196,13 +209,22 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
     compacted_away = set(ids1[1:kept_from])
     assert host not in compaction["summary"]
 
-    # (3) Session 2 in project A: search, then read the hit in session 1's tool result.
+    # (3) Session 2 in project A: search, then read the hit in session 1's tool result. While the
+    # tool reports indexing in progress (session 2's server indexes in the background), the
+    # scripted model searches again, as a model told "results may be incomplete" would.
     session1_id = lines1[0]["id"]
+    searches = 1
 
-    def read_session1_tool_result(_request: dict[str, Any]) -> Text | ToolCall:
+    def read_session1_tool_result(_request: dict[str, Any]) -> Text | ToolCall | Again:
+        nonlocal searches
+        search = _tool_results(session2, searches)[-1]
+        if not search["details"]["indexing"]["complete"] and searches < MAX_SEARCHES:
+            searches += 1
+            time.sleep(0.2)  # the model's thinking time, during which indexing goes on
+            return Again(_search(host))
         hits = [
             hit
-            for hit in _tool_results(session2)[-1]["details"]["results"]
+            for hit in search["details"]["results"]
             if hit["sessionId"] == session1_id and hit["kind"] == "tool_result"
         ]
         if not hits:
@@ -213,8 +235,8 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
     with world.run_pi(project_a) as pi:
         session2 = pi.session_file()
         pi.prompt("Where does staging run? Check your memory.")
-        search, read = _tool_results(session2)
-        show("session 2: search", search)
+        *_, search, read = _tool_results(session2, searches + 1)
+        show(f"session 2: search (number {searches})", search)
         show("session 2: read", read)
         assert not search["isError"]
         assert host in _text(search)
@@ -240,7 +262,7 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
         assert fork != session2
         llm.queue(_search(host), Text("Found it again."))
         pi.prompt("After the fork: where does staging run?")
-        (after_fork,) = _tool_results(fork)
+        (after_fork,) = _tool_results(fork, 1)
         show("fork of session 2: search", after_fork)
         assert not after_fork["isError"]
         assert host in _text(after_fork)
@@ -250,19 +272,19 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
         os.kill(killed, signal.SIGKILL)
         llm.queue(_search(host), Text("Still there."))
         pi.prompt("Once more: where does staging run?")
-        after_kill = _tool_results(fork)[-1]
+        after_kill = _tool_results(fork, 2)[-1]
         show("after killing pimem serve: search", after_kill)
-        assert not after_kill["isError"]
+        assert not after_kill["isError"], _text(after_kill)
         assert host in _text(after_kill)
         assert killed not in _serve_pids(pi, expected=1)
-    assert llm.pending() == 0
+    assert (llm.pending(), llm.errors) == (0, [])
 
     # (7) Project B finds nothing of project A; global scope needs the user's opt-in.
     llm.queue(_search(host), _search(host, scope="global"), Text("Nothing here."))
     with world.run_pi(project_b) as pi:
         session3 = pi.session_file()
         pi.prompt("Where does staging run?")
-    in_project, denied = _tool_results(session3)
+    in_project, denied = _tool_results(session3, 2)
     show("session 3 in project B: search", in_project)
     show("session 3 in project B: global search without opt-in", denied)
     assert not in_project["isError"]
@@ -277,13 +299,13 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
     with world.run_pi(project_b) as pi:
         session4 = pi.session_file()
         pi.prompt("Where does staging run? Look everywhere.")
-    (everywhere,) = _tool_results(session4)
+    (everywhere,) = _tool_results(session4, 1)
     show("project B with allowGlobal: global search", everywhere)
     assert not everywhere["isError"]
     assert any(
         hit["cwd"] == str(project_a) and host in hit["excerpt"] for hit in everywhere["details"]["results"]
     )
-    assert llm.pending() == 0
+    assert (llm.pending(), llm.errors) == (0, [])
 
     journals = sorted((world.agent_dir / "sessions").glob("*/*.jsonl"))
     assert {session1, session2, fork, session3, session4} <= set(journals)
