@@ -298,7 +298,7 @@ def run_command(memory: Memory, args: str) -> dict[str, Any]:
     try:
         details = _dispatch(memory, words)
     except ToolError as error:
-        return {"error": {"code": error.code, "message": error.message}}
+        return error.response()
     except IndexUnavailable:
         return {
             "error": {"code": "index_unavailable", "message": "the memory index cannot be opened or written"}

@@ -50,10 +50,15 @@ _COLUMNS = (
 
 
 class ToolError(Exception):
+    """A clear error with a stable code; its message may echo the caller's input, so it is redacted."""
+
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+
+    def response(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": redact(self.message)}}
 
 
 @dataclass(frozen=True)

@@ -197,7 +197,7 @@ def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:
         args = validate(arguments, memory.config.tz)
         details = redact_tree(_answer(memory, args))
     except ToolError as error:
-        return {"error": {"code": error.code, "message": error.message}}
+        return error.response()
     except IndexUnavailable:
         message = (
             "the memory index cannot be opened or written; run /memory rebuild, or check the state folder"
