@@ -1,7 +1,9 @@
 """Branch coverage of the in-process reference while the cases run (`run --cov`).
 
 It shows code that no requirement exercises. Settings come from the checkout's pyproject
-`[tool.coverage.run]`; an installed wheel has none, and then the same defaults apply.
+`[tool.coverage.run]`; an installed wheel has none, and then the same defaults apply. The data is
+saved (to `.coverage` in the working directory, unless the settings say otherwise), so
+`python -m coverage report -m` lists the lines and branches no case reaches.
 """
 
 from __future__ import annotations
@@ -22,11 +24,9 @@ class ReferenceCoverage:
         root = repo_root()
         pyproject = root / "pyproject.toml" if root is not None else None
         if pyproject is not None and pyproject.is_file():
-            self._coverage = coverage.Coverage(config_file=str(pyproject), data_file=None)
+            self._coverage = coverage.Coverage(config_file=str(pyproject))
         else:
-            self._coverage = coverage.Coverage(
-                config_file=False, data_file=None, branch=True, source=["pimem"]
-            )
+            self._coverage = coverage.Coverage(config_file=False, branch=True, source=["pimem"])
 
     def start(self) -> None:
         self._coverage.start()
@@ -34,6 +34,7 @@ class ReferenceCoverage:
     def stop(self) -> float:
         """Stop measuring; the percentage of branches taken (100.0 when there is no branch)."""
         self._coverage.stop()
+        self._coverage.save()
         with tempfile.TemporaryDirectory() as folder:
             target = Path(folder) / "coverage.json"
             try:

@@ -54,7 +54,9 @@ def test_cov_reports_the_reference_branch_coverage(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=tmp_path,
     )
+    assert (tmp_path / ".coverage").is_file()  # saved, for `coverage report -m`
     found = re.search(r"^reference branch coverage: (\d+\.\d)%$", run.stdout, re.MULTILINE)
     assert found is not None and 0 < float(found.group(1)) <= 100
     assert read_lines(report)[-1]["reference_branch_coverage"] == float(found.group(1))
