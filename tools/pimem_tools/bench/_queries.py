@@ -21,6 +21,7 @@ __all__ = ["CATEGORY_SIZES", "Query", "TermSample", "build_queries"]
 # Letter/digit runs, as the spec splits query text; the index folds case.
 _TERM = re.compile(r"[^\W_]+")
 _TOKENS_PER_ENTRY = 400  # enough vocabulary per entry without letting huge entries dominate
+_KEPT_ENTRIES = 5000  # entries whose terms are kept for multi-term queries (bounded memory)
 CATEGORY_SIZES = {
     "rare": 60,
     "common": 30,
@@ -77,7 +78,7 @@ class TermSample:
         terms = list(dict.fromkeys(_TERM.findall(text.casefold())))[:_TOKENS_PER_ENTRY]
         self.document_frequency.update(terms)
         usable = [term for term in terms if _searchable(term, 4)]
-        if len(usable) >= 3 and len(self.entry_terms) < 5000:
+        if len(usable) >= 3 and len(self.entry_terms) < _KEPT_ENTRIES:
             self.entry_terms.append(usable)
         if usable:
             self.kind_terms.setdefault(kind, []).append(usable[len(usable) // 2])
