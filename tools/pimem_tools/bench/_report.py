@@ -139,7 +139,9 @@ def render_markdown(result: dict[str, Any]) -> str:
         "",
         f"Corpus: {corpus['bytes'] / MB:,.0f} MB of journals ({corpus['journals']:,} journals, "
         f"{corpus['entries']:,} entries, seed {corpus['seed']}). Machine: {result['machine']['cpus']} CPUs, "
-        f"Python {result['machine']['python']}, SQLite {result['machine']['sqlite']}. "
+        f"Python {result['machine']['python']}, SQLite {result['machine']['sqlite']}, 1-minute load average "
+        f"{result['machine']['load_average']['start']:.1f} at the start and "
+        f"{result['machine']['load_average']['end']:.1f} at the end. "
         f"Measured {result['measured_at']} {measured_on}.",
         "",
         f"Reproduce: `{result['command']}`",

@@ -166,6 +166,7 @@ def _search_p50(indexed: Indexed, queries: list[Query], session_file: Path, now:
 
 def run(options: Options) -> dict[str, Any]:
     started = time.perf_counter()
+    load_at_start = os.getloadavg()[0]  # the machine may be shared: say how busy it was
     trees = measured_trees(options.repo, options.exported_commit)
     if trees is None:
         _say("not a git checkout: the result records no tree hashes")
@@ -175,7 +176,9 @@ def run(options: Options) -> dict[str, Any]:
     corpus = ensure_corpus(options.cache_dir, options.size, options.seed)
     work = Path(tempfile.mkdtemp(prefix="pimem-bench-"))
     try:
-        return _measure(options, trees, corpus, work, started)
+        result = _measure(options, trees, corpus, work, started)
+        result["machine"]["load_average"] = {"start": load_at_start, "end": os.getloadavg()[0]}
+        return result
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
