@@ -116,9 +116,10 @@ for await (const line of lines) {
   try {
     response = { seq: request.seq, ...handle(request) };
   } catch (error) {
-    // An adapter-level failure: the runner records `error` and restarts the adapter.
+    // An adapter-level failure (an unknown cmd or instance, a start for another protocol version):
+    // answered `errored`, and the adapter goes on serving.
     response = { seq: request.seq, errored: true, context: { message: String(error.message), traceback: String(error.stack) } };
   }
   process.stdout.write(JSON.stringify(response) + "\n");
-  if (request.cmd === "stop" || (request.cmd === "start" && response.errored)) break;
+  if (request.cmd === "stop") break;
 }

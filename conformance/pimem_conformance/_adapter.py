@@ -52,7 +52,7 @@ class Adapter:
         self.implementation: Implementation | None = None
 
     def start(self) -> Implementation:
-        response = self._exchange("start", {"protocol": PROTOCOL_VERSION}, validate=False)
+        response = self._exchange({"cmd": "start", "protocol": PROTOCOL_VERSION}, validate=False)
         if response.get("protocol") != PROTOCOL_VERSION:
             raise AdapterError(
                 f"the adapter speaks protocol {response.get('protocol')!r}, "
@@ -78,20 +78,39 @@ class Adapter:
 
     def send(self, cmd: str, **fields: Any) -> dict[str, Any]:
         """Send one request; return its response without `seq`."""
-        response = self._exchange(cmd, fields, validate=self._validate)
+        response = self._exchange({"cmd": cmd, **fields}, validate=self._validate)
         return {key: value for key, value in response.items() if key != "seq"}
 
-    def _exchange(self, cmd: str, fields: dict[str, Any], *, validate: bool) -> dict[str, Any]:
+    def send_raw(self, message: dict[str, Any], *, errored_ok: bool) -> dict[str, Any]:
+        """Send a case's own message as written (it may be malformed on purpose) and return the
+        response without `seq`. With `errored_ok`, an `errored` answer is returned instead of
+        raised: the case expects it, so the adapter is not broken."""
+        response = self._exchange(message, validate=False, errored_ok=errored_ok)
+        if self._validate:
+            cmd = message.get("cmd")
+            kind = "errored" if response.get("errored") is True else cmd
+            schema_id = protocol_schema_id(str(kind), "response")
+            problems = self._schemas.errors(schema_id, response) if self._schemas.has(schema_id) else []
+            if problems:
+                raise AdapterError(f"{kind} response violates the protocol schema: " + "; ".join(problems))
+        return {key: value for key, value in response.items() if key != "seq"}
+
+    def _exchange(
+        self, fields: dict[str, Any], *, validate: bool, errored_ok: bool = False
+    ) -> dict[str, Any]:
         seq = next(self._seq)
-        message = {"seq": seq, "cmd": cmd, **fields}
+        message = {"seq": seq, **fields}
+        cmd = fields.get("cmd")
         if validate:
-            problems = self._schemas.errors(protocol_schema_id(cmd, "request"), message)
+            problems = self._schemas.errors(protocol_schema_id(str(cmd), "request"), message)
             if problems:
                 raise ValueError(f"the runner built an invalid {cmd} request: " + "; ".join(problems))
         response = self.connector.request(message)
         if response.get("seq") != seq:
             raise AdapterError(f"response to {cmd!r} carries seq {response.get('seq')!r}, expected {seq!r}")
         if response.get("errored") is True:
+            if errored_ok:
+                return response
             context = response.get("context")
             detail = context if isinstance(context, dict) else {}
             raise AdapterError(
@@ -99,7 +118,7 @@ class Adapter:
                 traceback=str(detail.get("traceback", "")),
             )
         if validate:
-            problems = self._schemas.errors(protocol_schema_id(cmd, "response"), response)
+            problems = self._schemas.errors(protocol_schema_id(str(cmd), "response"), response)
             if problems:
                 raise AdapterError(f"{cmd} response violates the protocol schema: " + "; ".join(problems))
         return response

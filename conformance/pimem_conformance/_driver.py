@@ -11,7 +11,14 @@ from typing import Any
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._cases import Case, CaseError
 from pimem_conformance._connector import AdapterError
-from pimem_conformance._expect import Mismatch, check_expectation
+from pimem_conformance._expect import (
+    CAPTURE_KEY,
+    MISSING,
+    Mismatch,
+    check_expectation,
+    parse_capture,
+    resolve_path,
+)
 from pimem_conformance._schemas import SchemaSet
 from pimem_conformance._workspace import Workspace, scratch_dir, substitute_workspace
 
@@ -54,7 +61,7 @@ class CaseRun:
 
 
 def _request_for(step: dict[str, Any], instance: str) -> tuple[str, dict[str, Any]]:
-    """The protocol command and fields a (non-mutation) step sends."""
+    """The protocol command and fields a (non-mutation, non-request) step sends."""
     if "tool" in step:
         return "tool", {"instance": instance, "name": TOOL_NAME, "arguments": step["tool"]}
     if "command" in step:
@@ -70,6 +77,41 @@ def _request_for(step: dict[str, Any], instance: str) -> tuple[str, dict[str, An
     if "idle" in step:
         return "idle", {"instance": instance}
     return "manifest", {}
+
+
+def _send(
+    adapter: Adapter, step: dict[str, Any], default_instance: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Send a step's request: (the request as sent, without seq; the response)."""
+    if "request" in step:
+        message = step["request"]
+        expect_errored = step.get("expect", {}).get("errored", False)
+        response = adapter.send_raw(message, errored_ok=expect_errored)
+        return message, response
+    cmd, fields = _request_for(step, step.get("instance", default_instance))
+    return {"cmd": cmd, **fields}, adapter.send(cmd, **fields)
+
+
+def _captured(value: Any, responses: dict[int, dict[str, Any]]) -> Any:
+    """`value` with every `{"$from": "stepN.<path>"}` replaced by that value of step N's response.
+
+    Raises LookupError naming the reference when the earlier response has nothing there (the
+    implementation's answer lacked it: the step fails, the case is sound).
+    """
+    if isinstance(value, dict):
+        if set(value) == {CAPTURE_KEY}:
+            try:
+                step, path = parse_capture(value[CAPTURE_KEY])
+            except ValueError as exc:
+                raise CaseError(str(exc)) from None
+            found = resolve_path(responses.get(step, {}), path)
+            if found is MISSING:
+                raise LookupError(value[CAPTURE_KEY])
+            return found
+        return {key: _captured(item, responses) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_captured(item, responses) for item in value]
+    return value
 
 
 def _open_instances(adapter: Adapter, case: Case, workspace: Workspace, setup: dict[str, Any]) -> None:
@@ -107,23 +149,32 @@ def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path 
         _open_instances(adapter, case, workspace, setup)
         opened = True
         default_instance = case.instances[0]
+        responses: dict[int, dict[str, Any]] = {}  # by step index, for `$from` captures
         for index, raw_step in enumerate(case.steps):
             step = substitute_workspace(raw_step, str(root))
             run.steps_run = index + 1
             if "mutate" in step:
                 workspace.mutate(step["mutate"])
                 continue
-            cmd, fields = _request_for(step, step.get("instance", default_instance))
-            response = adapter.send(cmd, **fields)
+            try:
+                step = _captured(step, responses)
+            except LookupError as missing:
+                mismatch = Mismatch(
+                    CAPTURE_KEY, str(missing), MISSING, f"{missing}: the earlier response has no such value"
+                )
+                run.failures.append(StepFailure(index, raw_step, (mismatch,)))
+                continue
+            request, response = _send(adapter, step, default_instance)
+            responses[index] = response
             expect = step.get("expect")
             if expect is None and "error" not in response:
                 continue
-            schema_target = "details" if cmd in ("tool", "command") else None
+            schema_target = "details" if "tool" in step or "command" in step else None
             mismatches = check_expectation(
                 expect or {}, response, schemas=schemas, schema_target=schema_target
             )
             if mismatches:
-                run.failures.append(StepFailure(index, {"cmd": cmd, **fields}, tuple(mismatches)))
+                run.failures.append(StepFailure(index, request, tuple(mismatches)))
     except AdapterError as exc:
         run.error = exc
     except CaseError as exc:

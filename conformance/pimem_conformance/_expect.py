@@ -17,9 +17,19 @@ import referencing.exceptions
 from pimem_conformance._cases import CaseError
 from pimem_conformance._schemas import SchemaSet
 
-__all__ = ["MISSING", "Mismatch", "check_expectation", "resolve_path", "result_ids"]
+__all__ = [
+    "CAPTURE_KEY",
+    "MISSING",
+    "Mismatch",
+    "check_expectation",
+    "parse_capture",
+    "resolve_path",
+    "result_ids",
+]
 
 _TOKEN = re.compile(r"\[(\d+|\*)\]|([^.\[\]]+)")
+CAPTURE_KEY = "$from"
+_CAPTURE = re.compile(r"step(\d+)\.(.+)")
 
 
 class _Missing:
@@ -100,6 +110,15 @@ def resolve_path(value: Any, path: str) -> Any:
     return matches[0] if matches else MISSING
 
 
+def parse_capture(reference: str) -> tuple[int, str]:
+    """`step2.details.results[0].source` -> (2, "details.results[0].source"); ValueError if malformed."""
+    found = _CAPTURE.fullmatch(reference)
+    if found is None:
+        raise ValueError(f"malformed {CAPTURE_KEY} {reference!r}: expected step<N>.<path>")
+    _tokens(found.group(2))  # the path must parse
+    return int(found.group(1)), found.group(2)
+
+
 def result_ids(response: dict[str, Any]) -> list[Any] | None:
     """The entry ids a tool response names, in order; None when it is not a result-bearing response.
 
@@ -169,6 +188,8 @@ def check_expectation(
     command steps, None for the whole response).
     """
     mismatches: list[Mismatch] = []
+    if expect.get("errored", False) and response.get("errored") is not True:
+        return [Mismatch("errored", True, response, "expected an errored response, got an ordinary one")]
     error = response.get("error")
     actual_code = error.get("code") if isinstance(error, dict) else None
     if "error" in expect:

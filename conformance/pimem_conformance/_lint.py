@@ -4,6 +4,7 @@
 - every MUST / MUST NOT names at least one case (`Cases: a, b`) or says `Excluded: <reason>`;
 - every case file validates, case IDs are unique, and cases cite only existing requirements
   (and appear on those requirements' `Cases:` lines, so traceability holds both ways);
+- every `$from` names an earlier step that has a response, and only request steps expect `errored`;
 - every must_not case names a positive twin over the same journals (for a manifest case: a
   positive manifest case);
 - `requirements-ledger.json` shows no ID removed, renumbered or reused;
@@ -25,6 +26,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # n
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
 from pimem_conformance._cases import Case, case_file_problems
+from pimem_conformance._expect import CAPTURE_KEY, parse_capture
 from pimem_conformance._paths import fixtures_dir
 
 __all__ = ["AREAS", "LintReport", "Requirement", "lint_spec", "parse_requirements", "render_lint"]
@@ -42,6 +44,7 @@ AREAS = (
     "HOOK",
     "CMD",
     "BACKFILL",
+    "PROTO",
 )
 _REQUIREMENT = re.compile(r"^\*\*(JM-[A-Z]+-[0-9]+)\*\*\s*(.*)$")
 _WELL_FORMED = re.compile(rf"^JM-({'|'.join(AREAS)})-[0-9]{{3}}$")
@@ -215,12 +218,37 @@ def _check_steps(case: Case, problems: list[str]) -> None:
             if key not in journals and step["mutate"]["op"] != "write":
                 problems.append(f"case {case.id} step {index}: mutation of {key}, which the case never wrote")
             journals.add(key)
+        for reference in _captures(step):
+            try:
+                source, _ = parse_capture(reference)
+            except ValueError as exc:
+                problems.append(f"case {case.id} step {index}: {exc}")
+                continue
+            if source >= index or "mutate" in case.steps[source]:
+                problems.append(
+                    f"case {case.id} step {index}: {CAPTURE_KEY} {reference!r} names no earlier step "
+                    "with a response"
+                )
+        if step.get("expect", {}).get("errored") and "request" not in step:
+            problems.append(f"case {case.id} step {index}: only a request step can expect an errored answer")
         instance = step.get("instance")
         if instance is not None and instance not in case.instances:
             problems.append(f"case {case.id} step {index}: instance {instance!r} is not in setup.instances")
     for key, journal in case.journals.items():
         if "fixture" in journal and not (fixtures_dir() / journal["fixture"]).is_file():
             problems.append(f"case {case.id}: journal {key} names a missing fixture {journal['fixture']}")
+
+
+def _captures(value: Any) -> Iterator[str]:
+    """Every `$from` reference inside a step."""
+    if isinstance(value, dict):
+        if isinstance(value.get(CAPTURE_KEY), str):
+            yield value[CAPTURE_KEY]
+        for item in value.values():
+            yield from _captures(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _captures(item)
 
 
 def _refs(value: Any) -> Iterator[str]:

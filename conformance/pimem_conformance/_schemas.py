@@ -42,6 +42,9 @@ class SchemaSet:
         """A validator for an inline schema that may `$ref` any schema of the set."""
         return Draft202012Validator(schema, registry=self._registry)
 
+    def has(self, schema_id: str) -> bool:
+        return schema_id in self._schemas
+
     def validator(self, schema_id: str) -> Draft202012Validator:
         if schema_id not in self._validators:
             if schema_id not in self._schemas:

@@ -5,6 +5,9 @@ so a test case can be written to pass or to fail at will. A `mode` makes it misb
 real adapters do. Run as `python fauxmplementation.py MODE` it speaks the protocol on stdio;
 `FakeServer(mode)` is the in-process form.
 
+It answers `errored` to a cmd the protocol does not define and to a tool call for an instance it
+never opened (so a restart, which forgets the instances, shows up in the next tool call).
+
 Modes: ok, crash (exit on the first tool call), crash-on-WORD (exit when a query contains WORD),
 hang, garbage (non-JSON on stdout), invalid-json (a truncated object), wrong-protocol,
 errored (answers every tool call with `errored`), bad-seq, bad-shape (tool responses without
@@ -55,11 +58,15 @@ class FakeServer:
             self.instances.add(message["instance"])
             return {"seq": seq, "instance": message["instance"]}
         if cmd == "tool":
+            if message.get("instance") not in self.instances:
+                return {"seq": seq, "errored": True, "context": {"message": "unknown instance"}}
             return self._tool(message)
         if cmd == "command":
             return {"seq": seq, "text": message["args"], "details": {"args": message["args"]}}
         if cmd == "manifest":
             return {"seq": seq, "tools": [], "commands": [], "events": [], "calls": []}
+        if cmd not in ("event", "idle", "clock", "close", "stop"):
+            return {"seq": seq, "errored": True, "context": {"message": f"unknown cmd {cmd!r}"}}
         return {"seq": seq}
 
     def _tool(self, message: dict[str, Any]) -> dict[str, Any]:

@@ -108,6 +108,26 @@ def test_case_faults(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("step", "expected"),
+    [
+        ({"tool": {"action": "read", "source": {"$from": "step3.details.source"}}}, "names no earlier step"),
+        ({"tool": {"action": "read", "source": {"$from": "details.source"}}}, "expected step<N>.<path>"),
+        ({"tool": {"action": "search"}, "expect": {"errored": True}}, "only a request step"),
+    ],
+)
+def test_step_faults(tmp_path: Path, step: dict[str, Any], expected: str) -> None:
+    faulty = cases()
+    faulty[0]["steps"].append(step)
+    assert any(expected in problem for problem in problems(tmp_path, faulty))
+
+
+def test_from_may_name_any_earlier_step_with_a_response(tmp_path: Path) -> None:
+    capturing = cases()
+    capturing[0]["steps"].append({"tool": {"action": "read", "source": {"$from": "step0.details.source"}}})
+    assert problems(tmp_path, capturing) == problems(tmp_path / "plain", cases())
+
+
+@pytest.mark.parametrize(
     ("ledger", "expected"),
     [
         (

@@ -61,6 +61,53 @@ def test_an_unexpected_tool_error_fails_the_step(tmp_path: Path) -> None:
     assert outcomes(lines) == {"errs": "fail"}
 
 
+def with_steps(case_id: str, *steps: dict[str, Any]) -> dict[str, Any]:
+    """A case whose first step searches "alpha beta" (results alpha, beta), then these steps."""
+    case = search_case(case_id, "alpha beta", ["alpha", "beta"])
+    case["steps"].extend(steps)
+    return case
+
+
+SEARCH_GAMMA = {"tool": {"action": "search", "query": "gamma"}, "expect": {"ids": ["gamma"]}}
+UNKNOWN_CMD = {"cmd": "frobnicate", "instance": "a"}
+
+
+def test_an_expected_errored_answer_passes_without_restarting_the_adapter(tmp_path: Path) -> None:
+    # After a restart the fake forgets instance "a", so the search after the request would error.
+    case = with_steps("errored-ok", {"request": UNKNOWN_CMD, "expect": {"errored": True}}, SEARCH_GAMMA)
+    code, lines = run(tmp_path, [case])
+    assert (code, outcomes(lines)) == (0, {"errored-ok": "pass"})
+
+
+def test_an_ordinary_answer_where_errored_is_expected_fails_the_step(tmp_path: Path) -> None:
+    request = {"cmd": "tool", "instance": "a", "name": "memory_context", "arguments": {"query": "gamma"}}
+    case = with_steps("not-errored", {"request": request, "expect": {"errored": True}}, SEARCH_GAMMA)
+    code, lines = run(tmp_path, [case])
+    assert (code, outcomes(lines)) == (1, {"not-errored": "fail"})
+    assert lines[1]["actual"][0]["step"] == 1 and lines[1]["actual"][0]["mismatches"][0]["check"] == "errored"
+
+
+def test_an_unexpected_errored_answer_to_a_request_step_is_an_adapter_error(tmp_path: Path) -> None:
+    code, lines = run(tmp_path, [with_steps("errored-unexpected", {"request": UNKNOWN_CMD}), PASSING])
+    assert (code, outcomes(lines)) == (1, {"errored-unexpected": "error", "finds-both": "pass"})
+
+
+def test_from_carries_a_value_of_an_earlier_response_into_a_request(tmp_path: Path) -> None:
+    captured = {"tool": {"action": "search", "query": {"$from": "step0.details.results[1].entryId"}}}
+    case = with_steps("captures", {**captured, "expect": {"ids": ["beta"]}})
+    code, lines = run(tmp_path, [case])
+    assert (code, outcomes(lines)) == (0, {"captures": "pass"})
+
+
+def test_from_a_value_the_earlier_response_lacks_fails_the_step_and_goes_on(tmp_path: Path) -> None:
+    missing = {"tool": {"action": "search", "query": {"$from": "step0.details.results[5].entryId"}}}
+    case = with_steps("captures-nothing", {**missing, "expect": {"ids": []}}, SEARCH_GAMMA)
+    code, lines = run(tmp_path, [case])
+    assert (code, outcomes(lines)) == (1, {"captures-nothing": "fail"})
+    (failure,) = lines[1]["actual"]
+    assert failure["step"] == 1 and failure["mismatches"][0]["check"] == "$from"
+
+
 def write_baseline(tmp_path: Path, *ids: str) -> Path:
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps({"known_failures": [{"id": entry, "reason": "known"} for entry in ids]}))
