@@ -17,9 +17,18 @@ from pimem_conformance._cases import CaseError
 from pimem_conformance._jsjson import dumps_like_js
 from pimem_conformance._paths import fixtures_dir
 
-__all__ = ["Workspace", "encoded_cwd_dir", "epoch_ns", "scratch_dir", "substitute_workspace"]
+__all__ = [
+    "REPEAT_KEY",
+    "Workspace",
+    "encoded_cwd_dir",
+    "epoch_ns",
+    "expand_repeats",
+    "scratch_dir",
+    "substitute_workspace",
+]
 
 WORKSPACE_MARK = "{ws}"
+REPEAT_KEY = "$repeat"
 
 
 def scratch_dir() -> str | None:
@@ -58,8 +67,26 @@ def encoded_cwd_dir(cwd: str) -> str:
     return "--" + cwd.lstrip("/\\").replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
 
 
+def expand_repeats(value: Any) -> Any:
+    """`value` with every `{"$repeat": text, "times": n}` replaced by the text n times over.
+
+    Journal lines of megabytes (text over the 1 MB redaction slice, lines over max_line_bytes) stay
+    a few bytes in the case file.
+    """
+    if isinstance(value, dict):
+        if set(value) == {REPEAT_KEY, "times"}:
+            text, times = value[REPEAT_KEY], value["times"]
+            if not isinstance(text, str) or not isinstance(times, int) or times < 0:
+                raise CaseError(f'{REPEAT_KEY} needs a string and a "times" count ≥ 0, got {value!r}')
+            return text * times
+        return {key: expand_repeats(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [expand_repeats(item) for item in value]
+    return value
+
+
 def _serialise(line: object) -> bytes:
-    text = line if isinstance(line, str) else dumps_like_js(line)
+    text = line if isinstance(line, str) else dumps_like_js(expand_repeats(line))
     return text.encode("utf-8", "surrogatepass")
 
 

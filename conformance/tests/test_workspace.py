@@ -103,3 +103,17 @@ def test_workspace_substitution_and_cwd_encoding() -> None:
     assert Workspace(Path("/w"), {"cwd": "/x/y", "now": "2026-11-29T12:00:00Z"}).session_file == Path(
         "/w/agent/sessions/--x-y--/current.jsonl"
     )
+
+
+def test_repeat_expands_inside_written_lines(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path, SETUP)
+    line = {"id": "big", "parts": [{"$repeat": "ab\n", "times": 3}, "end"]}
+    workspace.prepare({KEY: {"lines": [line]}})
+    workspace.mutate(
+        {"op": "append", "journal": KEY, "lines": [{"id": "more", "text": {"$repeat": "z", "times": 2}}]}
+    )
+    assert (
+        content(workspace) == b'{"id":"big","parts":["ab\\nab\\nab\\n","end"]}\n{"id":"more","text":"zz"}\n'
+    )
+    with pytest.raises(CaseError, match="repeat"):
+        workspace.mutate({"op": "append", "journal": KEY, "lines": [{"text": {"$repeat": 3, "times": 2}}]})
