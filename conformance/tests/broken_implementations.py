@@ -19,7 +19,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pimem import _extract, _forget, _index, _journals, _maintenance, _memory, _query, _scope, _serve, _tool
+from pimem import (
+    _extract,
+    _forget,
+    _index,
+    _journals,
+    _maintenance,
+    _memory,
+    _query,
+    _redact,
+    _scope,
+    _serve,
+    _tool,
+)
 from pimem._serve import ProtocolServer
 
 Patch = Callable[[pytest.MonkeyPatch], None]
@@ -114,6 +126,19 @@ def _source_path_followed(monkeypatch: pytest.MonkeyPatch) -> None:
             if source is not None and source.startswith("/"):  # a path given as source is read directly
                 wide = dataclasses.replace(view, paths=[source])
                 return [_query._row(v) for v in _query._rows(wide, "AND e.entry_id = ?", (entry_id,))]
+            return original(view, entry_id, source)
+
+        return lookup
+
+    _wrap(monkeypatch, _query, "_lookup", make)
+
+
+def _source_outside_scope(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
+            if source is not None:  # a handle is resolved among every indexed journal
+                everything = [path for (path,) in view.index.rows("SELECT path FROM files")]
+                view = dataclasses.replace(view, paths=everything)
             return original(view, entry_id, source)
 
         return lookup
@@ -306,6 +331,39 @@ def _same_size_rewrite_not_detected(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def _header_change_not_detected(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The header tier is blind: the stored header hash always looks like the file's.
+    _wrap(
+        monkeypatch,
+        _index.Index,
+        "_rewritten",
+        lambda original: (
+            lambda self, journal, state, header_hash, verify: original(
+                self, journal, dataclasses.replace(state, header_hash=header_hash), header_hash, verify
+            )
+        ),
+    )
+
+
+def _partial_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unterminated last line is taken as a complete line."""
+
+    def make(original: Any) -> Any:
+        def read_chunk(path: str, start: int, *rest: Any) -> Any:
+            chunk = original(path, start, *rest)
+            with open(path, "rb") as journal:
+                journal.seek(chunk.end)
+                tail = journal.read()
+            if tail and b"\n" not in tail:
+                chunk.lines.append((chunk.end, tail))
+                chunk.end += len(tail)
+            return chunk
+
+        return read_chunk
+
+    _wrap(monkeypatch, _index, "read_chunk", make)
+
+
 def _rewrites_not_detected(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_index.Index, "_rewritten", lambda self, journal, state, *rest: False)
 
@@ -353,8 +411,18 @@ def _secrets_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_index, "redact", lambda text: text)
 
 
+def _redaction_windows_without_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_redact, "_OVERLAP_CHARS", 0)
+
+
 def _outputs_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_tool, "redact_tree", lambda value: value)
+
+
+def _errors_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        _query.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
+    )
 
 
 # ---- summaries ----------------------------------------------------------------------------------
@@ -421,6 +489,21 @@ def _gc_confirm_without_preview(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def _gc_confirm_forgets_current(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Confirm checks only size and mtime; which journal is current now is not its concern.
+    def make(original: Any) -> Any:
+        def gc_confirm(memory: Any) -> Any:
+            current, memory.config.session_file = memory.config.session_file, None
+            try:
+                return original(memory)
+            finally:
+                memory.config.session_file = current
+
+        return gc_confirm
+
+    _wrap(monkeypatch, _maintenance, "gc_confirm", make)
+
+
 def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     def forget(memory: Any, target: str) -> dict[str, Any]:  # answers as if done, does nothing
         sessions = {journal.session_id for journal in memory.discover().journals}
@@ -439,6 +522,18 @@ def _forget_lost_on_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
         return rebuild
 
     _wrap(monkeypatch, _maintenance, "rebuild", make)
+
+
+def _forget_applied_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # forget hides what is indexed when it runs; later passes index everything again.
+    _wrap(
+        monkeypatch,
+        _memory.Memory,
+        "sync",
+        lambda original: (
+            lambda self, journal, index=None, verify=False: (index or self.index).sync(journal, verify=verify)
+        ),
+    )
 
 
 class _WritesTheJournal(ProtocolServer):
@@ -473,18 +568,11 @@ FORBIDDEN_EVENTS = (
 
 # must_not cases that no single fault of the reference can make fail, with the reason; the test
 # fails as soon as one of them is caught (then it leaves this list) or another one joins it.
-HOLLOW = {
-    "index-header-changed": "the reference reads a journal's session id from its header on every pass, so "
-    "a header the fingerprint misses still shows its new id",
-    "index-partial-line-waits": "its partial tail is truncated JSON, which nothing can index; a tail that "
-    "is a whole JSON object without its newline would test the rule",
-}
-
 BROKEN: tuple[Broken, ...] = (
     Broken(
         "read-without-id-check",
         "read returns whatever its stored offset lands on, never unavailable",
-        ("read",),
+        ("read", "summaries"),
         _ids("JM-READ-008"),
         _trust_the_index,
     ),
@@ -501,6 +589,13 @@ BROKEN: tuple[Broken, ...] = (
         ("scope", "read"),
         _ids("JM-SCOPE-009"),
         _read_ignoring_scope,
+    ),
+    Broken(
+        "source-outside-scope",
+        "a source handle resolves in any indexed journal, in scope or not",
+        ("read",),
+        _ids("JM-READ-014"),
+        _source_outside_scope,
     ),
     Broken(
         "around-follows-first-child",
@@ -608,6 +703,20 @@ BROKEN: tuple[Broken, ...] = (
         _same_size_rewrite_not_detected,
     ),
     Broken(
+        "header-change-not-detected",
+        "a changed header line does not trigger a full reindex",
+        ("indexing",),
+        _ids("JM-INDEX-008"),
+        _header_change_not_detected,
+    ),
+    Broken(
+        "partial-lines-indexed",
+        "an unterminated last line is indexed (and the index is trusted)",
+        ("indexing",),
+        _ids("JM-JOURNAL-007"),
+        _unverified(_partial_lines_indexed),
+    ),
+    Broken(
         "rewrites-not-detected",
         "no rewrite is ever detected (and the index is trusted)",
         ("indexing",),
@@ -634,6 +743,20 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-001"),
         _secrets_indexed,
+    ),
+    Broken(
+        "redaction-windows-without-overlap",
+        "text over 1 MB is redacted in slices that do not overlap",
+        ("redaction",),
+        _ids("JM-REDACT-005"),
+        _redaction_windows_without_overlap,
+    ),
+    Broken(
+        "errors-not-redacted",
+        "tool and command error messages echo the caller's input unredacted",
+        ("redaction",),
+        _ids("JM-REDACT-002"),
+        _errors_not_redacted,
     ),
     Broken(
         "outputs-not-redacted",
@@ -707,6 +830,20 @@ BROKEN: tuple[Broken, ...] = (
         ("commands",),
         _ids("JM-CMD-009", "JM-CMD-010"),
         _gc_confirm_without_preview,
+    ),
+    Broken(
+        "gc-confirm-forgets-current",
+        "gc confirm deletes a previewed journal that became the current session",
+        ("commands",),
+        _ids("JM-CMD-016"),
+        _gc_confirm_forgets_current,
+    ),
+    Broken(
+        "forget-applied-once",
+        "forget hides only the entries indexed when it ran",
+        ("commands",),
+        _ids("JM-CMD-012"),
+        _forget_applied_once,
     ),
     Broken(
         "forget-ignored",
