@@ -329,7 +329,11 @@ class Index:
                 "INSERT INTO links VALUES(?,?,?,?)",
                 (state.id, entry_id, parent if isinstance(parent, str) else None, offset),
             )
-            entry = extract(obj, withheld)
+            try:
+                entry = extract(obj, withheld)
+            except RecursionError:  # tool-call arguments nested too deep to serialise
+                malformed += 1
+                continue
             if entry is None or (hidden is not None and hidden(session_id, entry_id)):
                 continue
             text = redact(entry.text)

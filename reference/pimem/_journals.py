@@ -65,14 +65,16 @@ def _clean(value: Any) -> Any:
 
 
 def parse_line(raw: bytes) -> Any:
-    """Parse one journal line; None when it is not JSON. orjson first, json for what orjson rejects."""
+    """Parse one journal line; None when it is not JSON. orjson first, json for what orjson rejects
+    (lone surrogates, invalid UTF-8, integers beyond 64 bits). Nesting deeper than either parser
+    goes (orjson stops at 1,024 levels, json at the recursion limit) counts as not JSON."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         pass
     try:
         return _clean(json.loads(raw.decode("utf-8", "replace")))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
+import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -121,7 +123,14 @@ def backfill(memory: Memory, owner: str, stop: threading.Event, first: bool) -> 
                 if stop.is_set() or not lease.take():
                     break
                 seen = stored.get(journal.path)
-                memory.sync(journal, index, verify=first and seen is not None and seen[1] != journal.mtime_ns)
+                verify = first and seen is not None and seen[1] != journal.mtime_ns
+                try:
+                    memory.sync(journal, index, verify=verify)
+                except IndexUnavailable:
+                    raise
+                except Exception:  # one journal the indexer chokes on never stops the others
+                    memory.failed.add(journal.path)
+                    print(f"pimem: cannot index {journal.path}:\n{traceback.format_exc()}", file=sys.stderr)
             memory.drop_missing(found, index)
         finally:
             lease.release()
@@ -155,7 +164,7 @@ def status(memory: Memory) -> dict[str, Any]:
         "journals": len(paths),
         "entries": _count(memory, paths),
         "summaries": _count(memory, paths, "AND e.kind IN ('compaction', 'branch_summary')"),
-        "skipped": {"files": found.skipped_files, "lines": int(skipped_lines)},
+        "skipped": {"files": found.skipped_files + len(memory.failed), "lines": int(skipped_lines)},
         "indexing": memory.indexing(found.journals),
         "lease": lease,
     }

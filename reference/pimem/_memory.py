@@ -39,6 +39,7 @@ class Memory:
         self.forget = ForgetList(config.state_dir)
         self._index: Index | None = None
         self._headers: HeaderCache = {}
+        self.failed: set[str] = set()  # journals the indexer could not take in (counted as skipped)
 
     def now(self) -> datetime:
         return self.clock if self.clock is not None else datetime.now(UTC)

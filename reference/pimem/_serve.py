@@ -64,6 +64,8 @@ class _Instance:
             backfill(self.memory, self.owner, self.stop, first)
         except IndexUnavailable as error:
             print(f"pimem: backfill stopped, index unavailable: {error}", file=sys.stderr)
+        except Exception:  # a background thread must never die silently
+            print(f"pimem: backfill stopped:\n{traceback.format_exc()}", file=sys.stderr)
 
     def start_backfill(self) -> None:
         self.halt()

@@ -65,3 +65,8 @@ def test_read_chunk_keeps_partial_lines_and_skips_overlong(tmp_path: Path) -> No
     assert position == 62  # the partial last line waits
     assert read_line_at(str(path), 57, 4) == b"tail"
     assert read_line_at(str(path), 57, 3) is None
+
+
+def test_nesting_deeper_than_the_parsers_go_is_not_json() -> None:
+    deep = b'{"id":"a","extra":' + b"[" * 10_000 + b"]" * 10_000 + b"}"
+    assert parse_line(deep) is None
