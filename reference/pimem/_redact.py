@@ -128,6 +128,11 @@ def _aws_with_key_id(text: str) -> Iterator[tuple[int, int]]:
                 yield match.span()
 
 
+# Tool-call arguments are indexed as JSON text, where a quote arrives as \" and a line break as \n:
+# an escaped quote opens and closes a value like a quote, and \n, \r, \t and \" end a bare value.
+_QUOTE = r"(?:\\?[\"'])"
+_ESCAPED_VALUE = r'\\"((?:[^"\\\n]|\\(?![nrt"]))*)\\"'
+_BARE_VALUE = r"((?:[^\s\"',;(){}\[\]\\]|\\(?![nrt\"]))+)"
 _CODE_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # os.environ, process.env.TOKEN
 _AWS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
 _AWS_SECRET_SHAPE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
@@ -142,15 +147,18 @@ _JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}
 _URI_CREDENTIALS = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*)://[^\s/:@\"'<>]+:([^\s/\"'<>]+)@")
 _CONNECTION_SCHEMES = re.compile(r"(?i)postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?")
 _ADO_PASSWORD = re.compile(r"(?i)(?<![A-Za-z0-9_])(?:password|pwd)\s*=\s*([^;\r\n\"']+);")
-_CURL_USER = re.compile(r"\bcurl\b[^\n]*?\s(?:-u\s*|--user(?:\s+|=))[\"']?[^\s\"':]*:([^\s\"']+)")
+_CURL_USER = re.compile(rf"\bcurl\b[^\n]*?\s(?:-u\s*|--user(?:\s+|=)){_QUOTE}?[^\s\"':\\]*:([^\s\"'\\]+)")
 _BEARER = re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{8,})")
-_AUTHORIZATION = re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z0-9-]+\s+)?([^\s\"',;]{8,})")
+_AUTHORIZATION = re.compile(
+    rf"(?i)\bauthorization{_QUOTE}?\s*[:=]\s*{_QUOTE}?(?:[A-Za-z0-9-]+\s+)?([^\s\"',;\\]{{8,}})"
+)
 _AWS_NAMED = re.compile(
-    r"(?i)(?:aws_secret_access_key|secret_access_key|aws_secret_key)[\"']?\s*[:=]?\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+    r"(?i)(?:aws_secret_access_key|secret_access_key|aws_secret_key)"
+    rf"{_QUOTE}?\s*[:=]?\s*{_QUOTE}?([A-Za-z0-9/+=]{{40}})(?![A-Za-z0-9/+=])"
 )
 _ASSIGNMENT = re.compile(
     r"(?i)(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth(?!or)|credential)"
-    r"[A-Za-z0-9_.-]*[\"']?\s*(?::|=)\s*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s\"',;(){}\[\]]+))"
+    rf"[A-Za-z0-9_.-]*{_QUOTE}?\s*(?::|=)\s*(?:{_ESCAPED_VALUE}|\"([^\"\n]*)\"|'([^'\n]*)'|{_BARE_VALUE})"
 )
 
 

@@ -37,6 +37,12 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
         ("DATABASE_URL=postgres://app:s3cretpw@db:5432/x", "s3cretpw", "connection-string"),
         ("mongodb+srv://u:mongo-pass-1@cluster0/x", "mongo-pass-1", "connection-string"),
         ("Server=db;User Id=sa;Password=Pa55w0rd!;", "Pa55w0rd", "connection-string"),
+        # inside a tool call's arguments, rendered as JSON: quotes and line breaks arrive escaped
+        (r'{"content":"\"access_key\": \"Ls%956mu^5UsIAt1y9*\""}', "Ls%956mu", "assignment"),
+        (r'{"content":"DB_PASSWORD: \"correct horse battery\"\nnext"}', "correct horse", "assignment"),
+        (r'{"content":"\"aws_secret_access_key\": \"' + AWS_SECRET + r'\""}', "bPxRfiCY", "aws-secret"),
+        (r'{"h":"\"Authorization\": \"Basic dXNlcjpwYXNzd29yZA==\""}', "dXNlcjpwYXNz", "auth-header"),
+        (r'{"command":"curl -u \"admin:topsecret\" https://x"}', "topsecret", "curl-user"),
     ],
 )
 def test_redaction_classes(text: str, secret: str, marker: str) -> None:
@@ -59,6 +65,8 @@ def test_redaction_classes(text: str, secret: str, marker: str) -> None:
         "https://example.com/path?q=1",
         "the bearer of news",
         "token = ${GITHUB_TOKEN}",
+        r'{"content":"SECRET_ROTATION_DAYS=64\nnote"}',
+        r'{"content":"USE_TOKEN: yes\nSECRET_MODE: on\tmax_tokens=1024\r\n"}',
     ],
 )
 def test_benign_look_alikes_are_untouched(text: str) -> None:

@@ -230,9 +230,6 @@ def probe(memory: Memory, planted: Planted) -> list[str]:
     return problems
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "reference bug: an assignment inside a tool call's JSON arguments, where the quotes arrive "
-    'escaped (\\"access_key\\": \\"Ls%956mu^5UsIAt1y9*\\"), is not redacted'))
 def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: str) -> None:
     writer = JournalWriter(shared_tmp)
     straddling_items = [Item(text, values, big=True) for text, values in straddling_texts()]
