@@ -28,6 +28,7 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from pimem_conformance._cases import Case, case_file_problems
 from pimem_conformance._expect import CAPTURE_KEY, parse_capture
 from pimem_conformance._paths import fixtures_dir
+from pimem_conformance._workspace import CREATING_OPS
 
 __all__ = ["AREAS", "LintReport", "Requirement", "lint_spec", "parse_requirements", "render_lint"]
 
@@ -215,7 +216,7 @@ def _check_steps(case: Case, problems: list[str]) -> None:
                     f"case {case.id} step {index}: a mutation has no response to expect anything of"
                 )
             key = step["mutate"]["journal"]
-            if key not in journals and step["mutate"]["op"] != "write":
+            if key not in journals and step["mutate"]["op"] not in CREATING_OPS:
                 problems.append(f"case {case.id} step {index}: mutation of {key}, which the case never wrote")
             journals.add(key)
         for reference in _captures(step):

@@ -18,6 +18,7 @@ from pimem_conformance._jsjson import dumps_like_js
 from pimem_conformance._paths import fixtures_dir
 
 __all__ = [
+    "CREATING_OPS",
     "REPEAT_KEY",
     "Workspace",
     "encoded_cwd_dir",
@@ -29,6 +30,7 @@ __all__ = [
 
 WORKSPACE_MARK = "{ws}"
 REPEAT_KEY = "$repeat"
+CREATING_OPS = ("write", "symlink", "fifo")  # mutations that may name a journal the case never wrote
 
 
 def scratch_dir() -> str | None:
@@ -168,9 +170,15 @@ class Workspace:
         """Change a journal on disk as Pi or a user would (semantics: the brief's mutation table)."""
         target = self.path(mutation["journal"])
         op = mutation["op"]
-        if op != "write" and not target.exists():
-            raise CaseError(f"mutation {op}: journal {mutation['journal']} does not exist")
-        before = target.stat() if target.exists() else None
+        key = mutation["journal"]
+        if op in CREATING_OPS and not target.exists():
+            self._create(target, mutation)
+            return
+        if op in ("symlink", "fifo"):
+            raise CaseError(f"mutation {op}: {key} exists already")
+        if not target.exists():
+            raise CaseError(f"mutation {op}: journal {key} does not exist")
+        before = target.stat()
         if op == "delete":
             target.unlink()
             return
@@ -180,7 +188,6 @@ class Workspace:
             self._set_mtime(target, epoch_ns(mutation["mtime"]))
             return
         if op == "write":
-            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(_lines_bytes(mutation.get("lines", [])))
         elif op == "append":
             with target.open("ab") as handle:
@@ -190,12 +197,24 @@ class Workspace:
                 handle.write(mutation.get("text", "").encode("utf-8"))
         else:
             target.write_bytes(self._edited_lines(target.read_bytes(), mutation))
-        if before is not None:
-            if mutation.get("keep_mtime", False):
-                self._set_mtime(target, before.st_mtime_ns)
-            elif target.stat().st_mtime_ns == before.st_mtime_ns:
-                # A coarse clock can leave the mtime unchanged; Pi's write would have moved it.
-                self._set_mtime(target, before.st_mtime_ns + 1_000_000)
+        if mutation.get("keep_mtime", False):
+            self._set_mtime(target, before.st_mtime_ns)
+        elif target.stat().st_mtime_ns == before.st_mtime_ns:
+            # A coarse clock can leave the mtime unchanged; Pi's write would have moved it.
+            self._set_mtime(target, before.st_mtime_ns + 1_000_000)
+
+    def _create(self, target: Path, mutation: dict[str, Any]) -> None:
+        """A new file: write (its content), symlink (a link to `target`, a workspace key) or fifo."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        op = mutation["op"]
+        if op == "write":
+            target.write_bytes(_lines_bytes(mutation.get("lines", [])))
+        elif op == "symlink":
+            if "target" not in mutation:
+                raise CaseError("mutation symlink needs a target (a path relative to the workspace)")
+            target.symlink_to(self.path(mutation["target"]))
+        else:
+            os.mkfifo(target)
 
     @staticmethod
     def _edited_lines(content: bytes, mutation: dict[str, Any]) -> bytes:

@@ -251,6 +251,21 @@ def _discovery_takes_any_file(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def _links_followed_anywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_journals, "_inside", lambda real, roots: True)
+
+
+def _header_type_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Any first line with a string id and cwd passes for a session header.
+    monkeypatch.setattr(
+        _journals,
+        "_valid_header",
+        lambda value: (
+            isinstance(value, dict) and isinstance(value.get("id"), str) and isinstance(value.get("cwd"), str)
+        ),
+    )
+
+
 def _cwd_from_folder_name(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def read_header(path: str) -> Any:
@@ -659,6 +674,20 @@ BROKEN: tuple[Broken, ...] = (
         ("journals",),
         _ids("JM-JOURNAL-001"),
         _discovery_takes_any_file,
+    ),
+    Broken(
+        "links-followed-anywhere",
+        "a symbolic link is followed wherever it points",
+        ("journals",),
+        _ids("JM-JOURNAL-005"),
+        _links_followed_anywhere,
+    ),
+    Broken(
+        "header-type-unchecked",
+        "a first line of any type with an id and a cwd counts as a session header",
+        ("indexing", "journals"),
+        _ids("JM-JOURNAL-002"),
+        _header_type_unchecked,
     ),
     Broken(
         "cwd-from-folder-name",

@@ -58,8 +58,6 @@ class FakeServer:
             self.instances.add(message["instance"])
             return {"seq": seq, "instance": message["instance"]}
         if cmd == "tool":
-            if message.get("instance") not in self.instances:
-                return {"seq": seq, "errored": True, "context": {"message": "unknown instance"}}
             return self._tool(message)
         if cmd == "command":
             return {"seq": seq, "text": message["args"], "details": {"args": message["args"]}}
@@ -83,6 +81,8 @@ class FakeServer:
             raise Misbehaviour(TRUNCATED)
         if self.mode == "errored":
             return {"seq": seq, "errored": True, "context": {"message": "not implemented"}}
+        if message.get("instance") not in self.instances:
+            return {"seq": seq, "errored": True, "context": {"message": "unknown instance"}}
         if self.mode == "bad-seq":
             seq = [seq]
         if "error" in words:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +118,13 @@ def test_repeat_expands_inside_written_lines(tmp_path: Path) -> None:
     )
     with pytest.raises(CaseError, match="repeat"):
         workspace.mutate({"op": "append", "journal": KEY, "lines": [{"text": {"$repeat": 3, "times": 2}}]})
+
+
+def test_symlink_and_fifo_create_new_paths(workspace: Workspace) -> None:
+    link = "agent/sessions/--home-u-app--/link.jsonl"
+    workspace.mutate({"op": "symlink", "journal": link, "target": KEY})
+    assert workspace.path(link).is_symlink() and workspace.path(link).read_bytes() == content(workspace)
+    workspace.mutate({"op": "fifo", "journal": "flat/pipe.jsonl"})
+    assert stat.S_ISFIFO(workspace.path("flat/pipe.jsonl").stat().st_mode)
+    with pytest.raises(CaseError, match="exists already"):
+        workspace.mutate({"op": "fifo", "journal": KEY})
