@@ -18,8 +18,9 @@ from pimem_conformance._adapter import Adapter
 from pimem_conformance._cases import CaseFileError, load_cases
 from pimem_conformance._connector import connector_for, in_process_entry_point
 from pimem_conformance._coverage import ReferenceCoverage
-from pimem_conformance._lint import lint_spec, render_lint
+from pimem_conformance._lint import LintReport, lint_spec, render_lint
 from pimem_conformance._paths import spec_dir
+from pimem_conformance._releases import freeze_release, release_case_ids
 from pimem_conformance._report import (
     RunSettings,
     read_report,
@@ -78,6 +79,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=int, help="shuffle the case order with this seed")
     run.add_argument(
+        "--as-of",
+        metavar="VERSION",
+        help="score only the cases of frozen spec release VERSION (later cases are not scored)",
+    )
+    run.add_argument(
         "--validate-adapter",
         action="store_true",
         help="check every request and response against spec/schemas/protocol/",
@@ -101,6 +107,11 @@ def _parser() -> argparse.ArgumentParser:
         "lint", parents=[spec_option], help="check the spec: requirement coverage, case validity, ID ledger"
     )
     lint.add_argument("--json", action="store_true", help="print the coverage numbers as JSON")
+    lint.add_argument(
+        "--freeze",
+        metavar="VERSION",
+        help="write spec/releases/VERSION.json (requirement levels, case hashes) for the spec's version",
+    )
     return parser
 
 
@@ -129,6 +140,12 @@ def _run(options: argparse.Namespace) -> int:
     schemas = load_schemas(options.spec)
     all_cases = load_cases(options.spec)
     cases = select_cases(all_cases, profiles=options.profile, pattern=options.pattern)
+    if options.as_of:
+        released = release_case_ids(options.spec or spec_dir(), options.as_of)
+        later = [case.id for case in cases if case.id not in released]
+        cases = [case for case in cases if case.id in released]
+        if later:
+            print(f"not scored as of spec {options.as_of} (added later): {len(later)} case(s)")
     if not cases:
         print(f"no case matches (-k {options.pattern!r}, --profile {options.profile})", file=sys.stderr)
         return EXIT_USAGE
@@ -218,6 +235,19 @@ def _dump(spec: Path | None, output: Path | None) -> int:
     return 0
 
 
+def _freeze(spec: Path, version: str, report: LintReport) -> int:
+    """Freeze the spec as release `version`: only a clean spec, only its own stated version."""
+    if version != spec_version(spec):
+        print(f"--freeze {version}: the spec states version {spec_version(spec)}", file=sys.stderr)
+        return EXIT_USAGE
+    if not report.ok:
+        print(render_lint(report), file=sys.stderr)
+        return 1
+    levels = {requirement.id: requirement.level for requirement in report.requirements}
+    print(f"froze spec {version}: {freeze_release(spec, version, levels, report.cases)}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     options = _parser().parse_args(argv)
     try:
@@ -231,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if options.command == "dump":
             return _dump(options.spec, options.output)
         report = lint_spec(options.spec or spec_dir())
+        if options.freeze:
+            return _freeze(options.spec or spec_dir(), options.freeze, report)
         if options.json:
             print("\n".join(report.problems), file=sys.stderr)
             print(json.dumps(report.numbers()))

@@ -9,7 +9,9 @@
   positive manifest case);
 - `requirements-ledger.json` shows no ID removed, renumbered or reused;
 - every schema under `spec/schemas/` is valid under its metaschema, and every `$ref` in an
-  expected schema names one of them.
+  expected schema names one of them;
+- every requirement of a frozen release (`spec/releases/*.json`) is still in the ledger with the
+  same keyword level; frozen cases that changed or disappeared since are reported.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from pimem_conformance._cases import Case, case_file_problems
 from pimem_conformance._expect import CAPTURE_KEY, parse_capture
 from pimem_conformance._paths import fixtures_dir
+from pimem_conformance._releases import ReleaseChange, check_releases
 from pimem_conformance._workspace import CREATING_OPS
 
 __all__ = ["AREAS", "LintReport", "Requirement", "lint_spec", "parse_requirements", "render_lint"]
@@ -109,6 +112,7 @@ class LintReport:
     requirements: list[Requirement]
     cases: list[Case]
     problems: list[str]
+    release_changes: list[ReleaseChange] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -128,6 +132,7 @@ class LintReport:
             "cases": len(self.cases),
             "must_not_cases": sum(1 for case in self.cases if case.polarity == "must_not"),
             "problems": len(self.problems),
+            "changed_since_release": [str(change) for change in self.release_changes],
         }
 
 
@@ -287,12 +292,13 @@ def _schema_ids(spec: Path) -> Iterator[tuple[str, Path]]:
             yield schema_id, path
 
 
-def _check_ledger(spec: Path, requirements: list[Requirement], problems: list[str]) -> None:
+def _check_ledger(spec: Path, requirements: list[Requirement], problems: list[str]) -> dict[str, str]:
+    """Check the ledger against the documents; its IDs with their status."""
     path = spec / "requirements-ledger.json"
     if not path.is_file():
         if requirements:
             problems.append("requirements-ledger.json is missing: every issued ID must be recorded")
-        return
+        return {}
     try:
         ids = json.loads(path.read_text(encoding="utf-8"))["ids"]
         statuses = {key: value["status"] for key, value in ids.items()}
@@ -300,7 +306,7 @@ def _check_ledger(spec: Path, requirements: list[Requirement], problems: list[st
         problems.append(
             f"requirements-ledger.json: expected {{'ids': {{ID: {{introduced, status}}}}}}: {exc!r}"
         )
-        return
+        return {}
     defined = {r.id for r in requirements}
     for requirement_id, status in sorted(statuses.items()):
         if status == "active" and requirement_id not in defined:
@@ -314,6 +320,7 @@ def _check_ledger(spec: Path, requirements: list[Requirement], problems: list[st
             problems.append(f"{requirement_id}: unknown ledger status {status!r}")
     for requirement_id in sorted(defined - set(statuses)):
         problems.append(f"{requirement_id} is defined but missing from requirements-ledger.json")
+    return statuses
 
 
 @functools.lru_cache(maxsize=256)
@@ -342,9 +349,11 @@ def lint_spec(spec: Path) -> LintReport:
     cases = _load_all_cases(spec, problems)
     _check_cases(cases, requirements, problems)
     _check_schema_refs(spec, cases, problems)
-    _check_ledger(spec, requirements, problems)
+    ledger = _check_ledger(spec, requirements, problems)
     _check_schemas(spec, problems)
-    return LintReport(requirements, cases, problems)
+    levels = {requirement.id: requirement.level for requirement in requirements}
+    changes = check_releases(spec, ledger, levels, cases, problems)
+    return LintReport(requirements, cases, problems, changes)
 
 
 def render_lint(report: LintReport) -> str:
@@ -355,5 +364,6 @@ def render_lint(report: LintReport) -> str:
         f"{numbers['cases']} cases ({numbers['must_not_cases']} must_not)"
     ]
     lines += [f"  {problem}" for problem in report.problems]
+    lines += [f"  note: {change}" for change in report.release_changes]
     lines.append("lint: ok" if report.ok else f"lint: {len(report.problems)} problems")
     return "\n".join(lines)

@@ -62,6 +62,7 @@ def test_json_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "cases": 2,
         "must_not_cases": 1,
         "problems": 1,
+        "changed_since_release": [],
     }
 
 
@@ -151,3 +152,73 @@ def test_an_invalid_schema_is_reported(tmp_path: Path) -> None:
     shutil.copytree(spec_dir() / "schemas", spec / "schemas")
     (spec / "schemas" / "bad.schema.json").write_text('{"$id": "tag:x", "type": 12}')
     assert any("bad.schema.json: not a valid JSON Schema" in p for p in lint_spec(spec).problems)
+
+
+def frozen_spec(tmp_path: Path) -> Path:
+    spec = make_spec(tmp_path, cases(), documents={"search.md": DOC}, ledger=LEDGER)
+    (spec / "README.md").write_text("**Spec version: 0.1.0.**\n")
+    (spec / "search.md").write_text(DOC.replace("Cases: (pending)", "Cases: finds"))
+    assert main(["lint", "--spec", str(spec), "--freeze", "0.1.0"]) == 0
+    return spec
+
+
+def test_freeze_writes_requirement_levels_and_case_hashes(tmp_path: Path) -> None:
+    spec = frozen_spec(tmp_path)
+    release = json.loads((spec / "releases" / "0.1.0.json").read_text())
+    assert release["requirements"] == {
+        "JM-SEARCH-001": "must",
+        "JM-SEARCH-002": "must",
+        "JM-SEARCH-003": "must",
+        "JM-SEARCH-004": "may",
+    }
+    assert sorted(release["cases"]) == ["finds", "finds-not"]
+    assert lint_spec(spec).ok and lint_spec(spec).release_changes == []
+    assert main(["lint", "--spec", str(spec), "--freeze", "0.1.0"]) == 0  # the same content again
+    assert main(["lint", "--spec", str(spec), "--freeze", "0.2.0"]) == 2  # not the spec's version
+
+
+def test_a_changed_or_removed_frozen_case_is_reported(tmp_path: Path) -> None:
+    spec = frozen_spec(tmp_path)
+    changed = cases()[:1]
+    changed[0]["description"] = "A search for 'a' finds ['a'] and nothing else."
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": changed}))
+    (spec / "search.md").write_text(
+        DOC.replace("Cases: (pending)", "Cases: finds").replace(", finds-not", "")
+    )
+    report = lint_spec(spec)
+    assert [str(change) for change in report.release_changes] == [
+        "case finds changed since release 0.1.0",
+        "case finds-not removed since release 0.1.0",
+    ]
+    assert report.numbers()["changed_since_release"] == [str(c) for c in report.release_changes]
+    assert main(["lint", "--spec", str(spec), "--freeze", "0.1.0"]) == 2  # a release is never rewritten
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda doc, ledger: (doc, {"ids": dict(list(ledger["ids"].items())[1:])}), "frozen but missing"),
+        (lambda doc, ledger: (doc.replace("MAY rank", "MUST rank"), ledger), "was frozen as may and is must"),
+    ],
+)
+def test_a_frozen_requirement_cannot_leave_the_ledger_or_change_level(
+    tmp_path: Path, edit: Any, expected: str
+) -> None:
+    spec = frozen_spec(tmp_path)
+    doc, ledger = edit((spec / "search.md").read_text(), LEDGER)
+    (spec / "search.md").write_text(doc)
+    (spec / "requirements-ledger.json").write_text(json.dumps(ledger))
+    assert any(expected in problem for problem in lint_spec(spec).problems)
+
+
+def test_a_new_case_cannot_claim_a_frozen_version(tmp_path: Path) -> None:
+    spec = frozen_spec(tmp_path)
+    newer = [*cases(), search_case("finds-more", "b", ["b"])]
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": newer}))
+    (spec / "search.md").write_text(
+        DOC.replace("Cases: (pending)", "Cases: finds").replace("finds-not", "finds-not, finds-more")
+    )
+    assert any("finds-more claims spec 0.1.0" in p for p in lint_spec(spec).problems)
+    newer[-1]["since"] = "0.2.0"
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": newer}))
+    assert lint_spec(spec).ok

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pimem_conformance._cases import load_cases
 from pimem_conformance._cli import main
+from pimem_conformance._releases import freeze_release
 from pimem_conformance._report import REPORT_SCHEMA_ID
 from pimem_conformance._schemas import load_schemas
 from suite_kit import faux_command, make_spec, read_lines, search_case
@@ -106,6 +108,15 @@ def test_from_a_value_the_earlier_response_lacks_fails_the_step_and_goes_on(tmp_
     assert (code, outcomes(lines)) == (1, {"captures-nothing": "fail"})
     (failure,) = lines[1]["actual"]
     assert failure["step"] == 1 and failure["mismatches"][0]["check"] == "$from"
+
+
+def test_as_of_a_release_scores_only_its_cases(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = make_spec(tmp_path, [PASSING, FAILING])
+    freeze_release(spec, "9.9.9", {}, [case for case in load_cases(spec) if case.id == "finds-both"])
+    code, lines = run(tmp_path, [], "--as-of", "9.9.9")
+    assert (code, outcomes(lines)) == (0, {"finds-both": "pass"})
+    assert "not scored as of spec 9.9.9 (added later): 1 case(s)" in capsys.readouterr().out
+    assert main(["run", "--spec", str(spec), "--impl", faux_command(), "--as-of", "1.0.0"]) == 2
 
 
 def write_baseline(tmp_path: Path, *ids: str) -> Path:

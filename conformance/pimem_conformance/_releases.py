@@ -1,0 +1,130 @@
+"""Frozen spec releases: `spec/releases/<version>.json`, written by `pimem-conformance lint --freeze`.
+
+A release records every requirement ID with its keyword level and every case with the SHA-256 of
+its canonical JSON. The lint then holds later edits to it: a frozen requirement may be withdrawn
+but never leave the ledger, nor change its level (a new meaning needs a new ID); a frozen case
+that changed or disappeared is reported, so a review sees the goalposts move.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pimem_conformance._cases import Case
+
+__all__ = [
+    "FIRST_VERSION",
+    "ReleaseChange",
+    "case_hash",
+    "check_releases",
+    "freeze_release",
+    "release_case_ids",
+]
+
+_RELEASES = "releases"
+FIRST_VERSION = "0.1.0"  # the version of a case without `since`
+
+
+def case_hash(case: Case) -> str:
+    """SHA-256 of the case's canonical JSON (sorted keys, no whitespace, raw UTF-8)."""
+    canonical = json.dumps(case.raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ReleaseChange:
+    """A frozen case that is no longer as it was released."""
+
+    release: str
+    case: str
+    change: str  # "changed" or "removed"
+
+    def __str__(self) -> str:
+        return f"case {self.case} {self.change} since release {self.release}"
+
+
+def _release_path(spec: Path, version: str) -> Path:
+    return spec / _RELEASES / f"{version}.json"
+
+
+def freeze_release(spec: Path, version: str, levels: dict[str, str], cases: list[Case]) -> Path:
+    """Write `releases/<version>.json`; an existing release is never rewritten with other content."""
+    content = {
+        "version": version,
+        "requirements": dict(sorted(levels.items())),
+        "cases": {case.id: case_hash(case) for case in sorted(cases, key=lambda case: case.id)},
+    }
+    text = json.dumps(content, indent=2, ensure_ascii=False) + "\n"
+    path = _release_path(spec, version)
+    if path.is_file() and path.read_text(encoding="utf-8") != text:
+        raise ValueError(f"release {version} is frozen already ({path.name}) and differs from the spec now")
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _load(path: Path) -> dict[str, Any]:
+    content = json.loads(path.read_text(encoding="utf-8"))
+    if (
+        not isinstance(content, dict)
+        or content.get("version") != path.stem
+        or not isinstance(content.get("requirements"), dict)
+        or not isinstance(content.get("cases"), dict)
+    ):
+        raise ValueError(f'expected {{"version": "{path.stem}", "requirements": {{...}}, "cases": {{...}}}}')
+    return content
+
+
+def release_case_ids(spec: Path, version: str) -> set[str]:
+    """The case ids of a frozen release (ValueError when there is no such release)."""
+    path = _release_path(spec, version)
+    if not path.is_file():
+        raise ValueError(f"no frozen release {version} (expected {path})")
+    return set(_load(path)["cases"])
+
+
+def check_releases(
+    spec: Path, ledger: dict[str, str], levels: dict[str, str], cases: list[Case], problems: list[str]
+) -> list[ReleaseChange]:
+    """Check every frozen release against the spec now.
+
+    `ledger` maps each ID of requirements-ledger.json to its status, `levels` each requirement a
+    document defines to its keyword level. Broken promises (a frozen requirement gone or changed, a
+    new case claiming a frozen version) go to `problems`; changed and removed frozen cases are
+    returned: they are reported, not errors.
+    """
+    by_id = {case.id: case for case in cases}
+    changes: list[ReleaseChange] = []
+    for path in sorted((spec / _RELEASES).glob("*.json")):
+        where = f"{_RELEASES}/{path.name}"
+        try:
+            release = _load(path)
+        except ValueError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        for requirement_id, level in sorted(release["requirements"].items()):
+            if requirement_id not in ledger:
+                problems.append(
+                    f"{where}: {requirement_id} is frozen but missing from requirements-ledger.json"
+                )
+            elif requirement_id in levels and levels[requirement_id] != level:
+                problems.append(
+                    f"{where}: {requirement_id} was frozen as {level} and is {levels[requirement_id]} now "
+                    "(a changed meaning needs a new ID)"
+                )
+        for case in cases:
+            if case.raw.get("since", FIRST_VERSION) == path.stem and case.id not in release["cases"]:
+                problems.append(
+                    f"{where}: case {case.id} claims spec {path.stem} (since) but is not in its frozen "
+                    "release; give it the next version as since"
+                )
+        for case_id, digest in sorted(release["cases"].items()):
+            if case_id not in by_id:
+                changes.append(ReleaseChange(path.stem, case_id, "removed"))
+            elif case_hash(by_id[case_id]) != digest:
+                changes.append(ReleaseChange(path.stem, case_id, "changed"))
+    return changes
