@@ -59,6 +59,17 @@ def test_an_exception_in_handle_is_a_crash_and_the_next_request_starts_afresh() 
     assert len(created) == 2
 
 
+WORKSPACE = {
+    "home": "/home/u",
+    "agent_dir": "/tmp/ws/agent",
+    "session_dirs": [],
+    "state_dir": "/tmp/ws/state",
+    "cwd": "/home/u/app",
+    "session_file": "/tmp/ws/agent/sessions/--home-u-app--/s1.jsonl",
+}
+CLOCK = {"now": "2026-11-29T12:00:00.000Z", "tz": "UTC"}
+
+
 def test_both_connectors_satisfy_the_protocol_and_agree() -> None:
     subprocess_connector = SubprocessConnector([sys.executable, str(FAUX), "ok"], timeout=5)
     answers = []
@@ -66,6 +77,7 @@ def test_both_connectors_satisfy_the_protocol_and_agree() -> None:
         assert isinstance(connector, Connector)
         adapter = Adapter(connector, load_schemas(), validate=True)
         implementation = adapter.start()
+        adapter.send("open", instance="a", workspace=WORKSPACE, clock=CLOCK, settings={})
         answers.append(
             (
                 implementation,
