@@ -1,21 +1,31 @@
 """Secret redaction: every class finds spans in the original text, then one pass writes the markers.
 
-Each rule has cheap literal prefilters (plain substring tests) so text without a hint of a secret
-never reaches a regex. Text longer than one slice is scanned in line-aligned windows that overlap,
-so a secret straddling a window boundary is still found whole.
+Speed matters (every indexed character passes through here), so no regex is ever tried at every
+position of a text. A rule either runs a pattern that starts with a literal (which `re` finds as
+fast as a substring test) or tries its pattern only where one of its keywords occurs; each
+keyword's positions are found once per text and shared by the rules. Text longer than one slice is
+scanned in line-aligned windows that overlap, so a secret straddling a window boundary is still
+found whole.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["redact", "redact_tree"]
+__all__ = ["redact", "redact_many", "redact_slice", "redact_tree"]
 
 _SLICE_CHARS = 1 << 20
 _OVERLAP_CHARS = 1 << 16
+_SLICE_MARGIN = 4_096  # around a slice: longer than any secret except a private key
+_BATCH_CHARS = 1 << 18  # short texts are redacted this many characters at a time
+# Between texts redacted together: no rule matches across it (none lets \s or a value run over
+# both a newline and NUL), a private key ends at it and AWS context stops at it.
+_SEPARATOR = "\n\x00\n"
 _AWS_CONTEXT_CHARS = 200
 _NOT_SECRETS = {
     "enabled",
@@ -34,67 +44,98 @@ _NOT_SECRETS = {
     "optional",
     "redacted",
 }
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 Span = tuple[int, int, str]
 
 
-@dataclass(frozen=True)
-class _Rule:
-    name: str
-    folded: tuple[str, ...]  # literals searched in the lower-cased text
-    exact: tuple[str, ...]  # literals searched case-sensitively
-    find: Callable[[str], Iterator[tuple[int, int]]]
-    whole: bool = False  # scanned over the whole text (a linear str.find scan), never per window
+class _Scan:
+    """One text being redacted, with its lower-cased form and where each keyword occurs in it
+    (found once, shared by every rule that anchors on that keyword)."""
 
-    def spans(self, text: str, lower: str) -> Iterator[Span]:
-        if any(lit in lower for lit in self.folded) or any(lit in text for lit in self.exact):
-            for start, end in self.find(text):
-                if end > start:
-                    yield start, end, self.name
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._found: dict[str, list[int]] = {}
+
+    @functools.cached_property
+    def lower(self) -> str:
+        return self.text.lower()
+
+    @property
+    def aligned(self) -> bool:
+        return len(self.lower) == len(self.text)  # rare case-mappings change lengths
+
+    def at(self, keyword: str) -> list[int]:
+        if keyword not in self._found:
+            positions = []
+            position = self.lower.find(keyword)
+            while position >= 0:
+                positions.append(position)
+                position = self.lower.find(keyword, position + 1)
+            self._found[keyword] = positions
+        return self._found[keyword]
 
 
-def _groups(
-    pattern: re.Pattern[str], accept: Callable[[str], bool] = bool
-) -> Callable[[str], Iterator[tuple[int, int]]]:
-    """Spans of the last participating group of every match whose value passes `accept`."""
+Finder = Callable[[_Scan], Iterator[tuple[int, int]]]
 
-    def find(text: str) -> Iterator[tuple[int, int]]:
+
+def _last_group(match: re.Match[str]) -> tuple[int, int]:
+    return match.span(match.lastindex or 0)
+
+
+def _prefixed(pattern: re.Pattern[str], prefixes: tuple[str, ...] = ("",)) -> Finder:
+    """Token-shaped matches of a pattern that starts with a literal (`re` finds those as fast as a
+    substring test). `prefixes`: the alternatives' text before the match, in order ("?" is any one
+    character), which belongs to the token. The token must not continue another one: checked here,
+    since a look-behind at the start would hide the literal from `re`."""
+
+    def find(scan: _Scan) -> Iterator[tuple[int, int]]:
+        text = scan.text
         for match in pattern.finditer(text):
-            group = match.lastindex or 0
-            if accept(match.group(group)):
-                yield match.span(group)
+            start = match.start() - len(prefixes[(match.lastindex or 1) - 1])
+            if start == 0 or text[start - 1] not in _TOKEN_CHARS:
+                yield start, match.end()
 
     return find
+
+
+def _at(*keywords: str) -> Callable[[_Scan], set[int]]:
+    return lambda scan: {start for keyword in keywords for start in scan.at(keyword)}
+
+
+def _key_names(scan: _Scan) -> set[int]:
+    """Where api_key, apikey, api-key, access_key, private_key ... start: found from the "key"s."""
+    lower, starts = scan.lower, set()
+    for end in scan.at("key"):
+        for name in ("api", "access", "private"):
+            for joint in ("", "_", "-"):
+                start = end - len(name) - len(joint)
+                if start >= 0 and lower.startswith(name + joint, start):
+                    starts.add(start)
+    return starts
 
 
 def _anchored(
-    pattern: re.Pattern[str], keywords: tuple[str, ...], accept: Callable[[str], bool]
-) -> Callable[[str], Iterator[tuple[int, int]]]:
-    """Like _groups for a pattern that starts with one of `keywords`: the regex is tried only where a
-    keyword occurs (found by str.find), never at every position of the text."""
-    scan = _groups(pattern, accept)
+    pattern: re.Pattern[str], starts: Callable[[_Scan], set[int]], accept: Callable[[str], bool] = bool
+) -> Finder:
+    """A pattern that starts with a keyword (any case), tried only where `starts` says one occurs."""
 
-    def find(text: str) -> Iterator[tuple[int, int]]:
-        lower = text.lower()
-        if len(lower) != len(text):  # rare case-mappings change lengths; positions would not line up
-            yield from scan(text)
-            return
-        starts = set()
-        for keyword in keywords:
-            position = lower.find(keyword)
-            while position >= 0:
-                starts.add(position)
-                position = lower.find(keyword, position + 1)
-        for start in sorted(starts):
-            match = pattern.match(text, start)
-            if match is not None and accept(match.group(match.lastindex or 0)):
-                yield match.span(match.lastindex or 0)
+    def find(scan: _Scan) -> Iterator[tuple[int, int]]:
+        matches: Iterator[re.Match[str] | None]
+        if scan.aligned:
+            matches = (pattern.match(scan.text, start) for start in sorted(starts(scan)))
+        else:
+            matches = pattern.finditer(scan.text)
+        for match in matches:
+            if match and accept(match.group(match.lastindex or 0)):
+                yield _last_group(match)
 
     return find
 
 
-def _private_keys(text: str) -> Iterator[tuple[int, int]]:
+def _private_keys(scan: _Scan) -> Iterator[tuple[int, int]]:
     """PEM private-key blocks; an unterminated block runs to the end of the text."""
+    text = scan.text
     pos = 0
     while (begin := text.find("-----BEGIN ", pos)) >= 0:
         header_end = text.find("-----", begin + 11)
@@ -102,8 +143,10 @@ def _private_keys(text: str) -> Iterator[tuple[int, int]]:
         if header_end < 0 or "\n" in label or not label.endswith("PRIVATE KEY"):
             pos = begin + 11
             continue
-        footer = text.find(f"-----END {label}-----", header_end)
-        end = len(text) if footer < 0 else footer + len(label) + 14
+        limit = text.find(_SEPARATOR, header_end)  # a text's block ends with the text
+        limit = len(text) if limit < 0 else limit
+        footer = text.find(f"-----END {label}-----", header_end, limit)
+        end = limit if footer < 0 else footer + len(label) + 14
         yield begin, end
         pos = end
 
@@ -119,13 +162,45 @@ def _secret_value(value: str) -> bool:
     )
 
 
-def _aws_with_key_id(text: str) -> Iterator[tuple[int, int]]:
+def _aws_with_key_id(scan: _Scan) -> Iterator[tuple[int, int]]:
     """40-character base64-ish strings only near an AKIA/ASIA key id (git SHAs are plain hex)."""
+    text = scan.text
     for key_id in _AWS_KEY_ID.finditer(text):
-        low = max(0, key_id.start() - _AWS_CONTEXT_CHARS)
-        for match in _AWS_SECRET_SHAPE.finditer(text, low, key_id.end() + _AWS_CONTEXT_CHARS):
+        if key_id.start() and text[key_id.start() - 1].isalnum():
+            continue
+        # the context ends where a text ends (see redact_many)
+        low = max(key_id.start() - _AWS_CONTEXT_CHARS, text.rfind(_SEPARATOR, 0, key_id.start()) + 1, 0)
+        high = key_id.end() + _AWS_CONTEXT_CHARS
+        if (joint := text.find(_SEPARATOR, key_id.end(), high)) >= 0:
+            high = joint
+        for match in _AWS_SECRET_SHAPE.finditer(text, low, high):
             if re.search(r"[A-Z/+]", match.group()) and re.search(r"[a-z0-9]", match.group()):
                 yield match.span()
+
+
+def _scheme_start(text: str, position: int) -> int:
+    """Where the URI scheme ending at `position` starts (`position` itself when there is none)."""
+    start = position
+    while start and text[start - 1] in _SCHEME_CHARS:
+        start -= 1
+    while start < position and not text[start].isalpha():
+        start += 1
+    return start
+
+
+def _uri_credentials(connection: bool) -> Finder:
+    """`scheme://user:password@`, tried only where `://` occurs, the scheme read backwards from there."""
+
+    def find(scan: _Scan) -> Iterator[tuple[int, int]]:
+        text = scan.text
+        for position in scan.at("://"):
+            start = _scheme_start(text, position)
+            match = _URI_USERINFO.match(text, position)
+            is_connection = bool(_CONNECTION_SCHEMES.fullmatch(text[start:position]))
+            if match and start < position and is_connection == connection:
+                yield match.span(1)
+
+    return find
 
 
 # Tool-call arguments are indexed as JSON text, where a quote arrives as \" and a line break as \n:
@@ -133,101 +208,88 @@ def _aws_with_key_id(text: str) -> Iterator[tuple[int, int]]:
 _QUOTE = r"(?:\\?[\"'])"
 _ESCAPED_VALUE = r'\\"((?:[^"\\\n]|\\(?![nrt"]))*)\\"'
 _BARE_VALUE = r"((?:[^\s\"',;(){}\[\]\\]|\\(?![nrt\"]))+)"
+_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
 _CODE_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # os.environ, process.env.TOKEN
-_AWS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+_AWS_KEY_ID = re.compile(r"A[KS]IA[A-Z0-9]{16}(?![A-Za-z0-9])")
 _AWS_SECRET_SHAPE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:sk-ant-[A-Za-z0-9_-]{20,}|sk-proj-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9_-]{20,}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|xox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])|AIza[A-Za-z0-9_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
-    r"|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,}|hf_[A-Za-z0-9]{30,}"
-    r"|SK[0-9a-f]{32}(?![A-Za-z0-9])|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|shpat_[a-fA-F0-9]{32}|(?:rk|sk|pk)_live_[A-Za-z0-9]{20,})"
+# Token families, in patterns that start with a literal (see _prefixed). Most prefixes end in "_"
+# or "-": one pattern each finds those, starting at the separator and looking back at the prefix
+# (one capturing group per alternative tells which prefix it was).
+_TOKENS = (
+    _prefixed(
+        re.compile(
+            r"_(?:(?<=gh[pousr]_)([A-Za-z0-9]{30,})|(?<=github_pat_)([A-Za-z0-9_]{30,})"
+            r"|(?<=npm_)([A-Za-z0-9]{36})|(?<=hf_)([A-Za-z0-9]{30,})|(?<=shpat_)([a-fA-F0-9]{32})"
+            r"|(?<=[rsp]k_live_)([A-Za-z0-9]{20,}))"
+        ),
+        ("gh?", "github_pat", "npm", "hf", "shpat", "?k_live"),
+    ),
+    _prefixed(
+        re.compile(
+            r"-(?:(?<=sk-)((?:ant-|proj-)?[A-Za-z0-9_-]{20,})|(?<=xox[abposr]-)([A-Za-z0-9-]{10,})"
+            r"|(?<=glpat-)([A-Za-z0-9_-]{20,})|(?<=pypi-)([A-Za-z0-9_-]{50,}))"
+        ),
+        ("sk", "xox?", "glpat", "pypi"),
+    ),
+    _prefixed(re.compile(r"A(?:[KS]IA[A-Z0-9]{16}(?![A-Za-z0-9])|Iza[A-Za-z0-9_-]{35})")),
+    _prefixed(re.compile(r"SK[0-9a-f]{32}(?![A-Za-z0-9])")),
+    _prefixed(re.compile(r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}")),
 )
-_JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{8,}")
-_URI_CREDENTIALS = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*)://[^\s/:@\"'<>]+:([^\s/\"'<>]+)@")
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{8,}")
+_URI_USERINFO = re.compile(r"://[^\s/:@\"'<>]+:([^\s/\"'<>]+)@")
 _CONNECTION_SCHEMES = re.compile(r"(?i)postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?")
 _ADO_PASSWORD = re.compile(r"(?i)(?<![A-Za-z0-9_])(?:password|pwd)\s*=\s*([^;\r\n\"']+);")
-_CURL_USER = re.compile(rf"\bcurl\b[^\n]*?\s(?:-u\s*|--user(?:\s+|=)){_QUOTE}?[^\s\"':\\]*:([^\s\"'\\]+)")
+_CURL_USER = re.compile(rf"(?i)\bcurl\b[^\n]*?\s(?:-u\s*|--user(?:\s+|=)){_QUOTE}?[^\s\"':\\]*:([^\s\"'\\]+)")
 _BEARER = re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{8,})")
 _AUTHORIZATION = re.compile(
     rf"(?i)\bauthorization{_QUOTE}?\s*[:=]\s*{_QUOTE}?(?:[A-Za-z0-9-]+\s+)?([^\s\"',;\\]{{8,}})"
 )
 _AWS_NAMED = re.compile(
-    r"(?i)(?:aws_secret_access_key|secret_access_key|aws_secret_key)"
-    rf"{_QUOTE}?\s*[:=]?\s*{_QUOTE}?([A-Za-z0-9/+=]{{40}})(?![A-Za-z0-9/+=])"
+    rf"(?i)(?:secret_access_key|(?<=aws_)secret_key){_QUOTE}?\s*[:=]?\s*{_QUOTE}?"
+    r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
 )
 _ASSIGNMENT = re.compile(
     r"(?i)(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth(?!or)|credential)"
     rf"[A-Za-z0-9_.-]*{_QUOTE}?\s*(?::|=)\s*(?:{_ESCAPED_VALUE}|\"([^\"\n]*)\"|'([^'\n]*)'|{_BARE_VALUE})"
 )
+_uri_connections = _uri_credentials(connection=True)
+_ado_passwords = _anchored(_ADO_PASSWORD, _at("pass", "pwd"))
 
 
-def _uri_credentials(connection: bool) -> Callable[[str], Iterator[tuple[int, int]]]:
-    def find(text: str) -> Iterator[tuple[int, int]]:
-        for match in _URI_CREDENTIALS.finditer(text):
-            if bool(_CONNECTION_SCHEMES.fullmatch(match.group(1))) == connection:
-                yield match.span(2)
-
-    return find
+def _assignment_starts(scan: _Scan) -> set[int]:
+    return _at("pass", "pwd", "secret", "token", "auth", "credential")(scan) | _key_names(scan)
 
 
-def _connection_strings(text: str) -> Iterator[tuple[int, int]]:
-    yield from _uri_credentials(connection=True)(text)
-    for match in _ADO_PASSWORD.finditer(text):
-        yield match.span(1)
+def _tokens(scan: _Scan) -> Iterator[tuple[int, int]]:
+    for family in _TOKENS:
+        yield from family(scan)
 
 
-_ASSIGNMENT_KEYS = (
-    "password",
-    "passwd",
-    "pwd",
-    "secret",
-    "token",
-    "api",
-    "access",
-    "private",
-    "auth",
-    "credential",
-)
+def _connection_strings(scan: _Scan) -> Iterator[tuple[int, int]]:
+    yield from _uri_connections(scan)
+    yield from _ado_passwords(scan)
+
+
+@dataclass(frozen=True)
+class _Rule:
+    name: str
+    find: Finder
+    whole: bool = False  # unbounded (a private key): scanned over the whole text, never per window
+
 
 # Order breaks ties between spans that start together: the most specific class names the secret.
 _RULES = (
-    _Rule("private-key", ("private key",), (), _private_keys, whole=True),
-    _Rule("jwt", (), ("eyJ",), _groups(_JWT)),
-    _Rule(
-        "token",
-        (),
-        (
-            "sk-",
-            "ghp_",
-            "gho_",
-            "ghu_",
-            "ghs_",
-            "ghr_",
-            "github_pat_",
-            "xox",
-            "AKIA",
-            "ASIA",
-            "AIza",
-            "glpat-",
-            "npm_",
-            "pypi-",
-            "hf_",
-            "SK",
-            "SG.",
-            "shpat_",
-            "_live_",
-        ),
-        _groups(_TOKEN),
-    ),
-    _Rule("aws-secret", ("secret_access_key", "aws_secret_key"), (), _groups(_AWS_NAMED)),
-    _Rule("aws-secret", (), ("AKIA", "ASIA"), _aws_with_key_id),
-    _Rule("connection-string", ("://", "password", "pwd"), (), _connection_strings),
-    _Rule("url-userinfo", ("://",), (), _uri_credentials(connection=False)),
-    _Rule("curl-user", ("curl",), (), _groups(_CURL_USER)),
-    _Rule("auth-header", ("bearer",), (), _groups(_BEARER)),
-    _Rule("auth-header", ("authorization",), (), _groups(_AUTHORIZATION)),
-    _Rule("assignment", _ASSIGNMENT_KEYS, (), _anchored(_ASSIGNMENT, _ASSIGNMENT_KEYS, _secret_value)),
+    _Rule("private-key", _private_keys, whole=True),
+    _Rule("jwt", _prefixed(_JWT)),
+    _Rule("token", _tokens),
+    _Rule("aws-secret", _anchored(_AWS_NAMED, _at("secret"))),
+    _Rule("aws-secret", _aws_with_key_id),
+    _Rule("connection-string", _connection_strings),
+    _Rule("url-userinfo", _uri_credentials(connection=False)),
+    _Rule("curl-user", _anchored(_CURL_USER, _at("curl"))),
+    _Rule("auth-header", _anchored(_BEARER, _at("bearer"))),
+    _Rule("auth-header", _anchored(_AUTHORIZATION, _at("auth"))),
+    _Rule("assignment", _anchored(_ASSIGNMENT, _assignment_starts, _secret_value)),
 )
 
 
@@ -247,22 +309,17 @@ def _windows(text: str) -> Iterator[tuple[int, str]]:
         start = newline + 1 if newline > start else end
 
 
-def _spans(text: str) -> list[Span]:
-    found: list[tuple[int, int, int, str]] = []
-    windows = list(_windows(text))
-    for offset, window in windows:
-        lower = window.lower()
-        for priority, rule in enumerate(_RULES):
-            if rule.whole and len(windows) > 1:
-                continue
-            found.extend(
-                (offset + s, -(offset + e), priority, name) for s, e, name in rule.spans(window, lower)
-            )
-    if len(windows) > 1:
-        whole = [(priority, rule) for priority, rule in enumerate(_RULES) if rule.whole]
-        lower = text.lower()
-        for priority, rule in whole:
-            found.extend((s, -e, priority, name) for s, e, name in rule.spans(text, lower))
+def _rule_spans(text: str, offset: int, whole: bool) -> Iterator[tuple[int, int, int, str]]:
+    """(start, -end, priority, class) of the windowed rules (or of the whole-text ones) in `text`."""
+    scan = _Scan(text)
+    for priority, rule in enumerate(_RULES):
+        if rule.whole == whole:
+            for start, end in rule.find(scan):
+                if end > start:
+                    yield offset + start, -(offset + end), priority, rule.name
+
+
+def _merge(found: list[tuple[int, int, int, str]]) -> list[Span]:
     found.sort()
     merged: list[Span] = []
     for start, neg_end, _, name in found:
@@ -275,19 +332,72 @@ def _spans(text: str) -> list[Span]:
     return merged
 
 
+def _spans(text: str) -> list[Span]:
+    found: list[tuple[int, int, int, str]] = []
+    for offset, window in _windows(text):
+        found.extend(_rule_spans(window, offset, whole=False))
+    found.extend(_rule_spans(text, 0, whole=True))
+    return _merge(found)
+
+
+def _render(text: str, spans: list[Span], start: int, end: int) -> str:
+    """text[start:end] with every span that reaches into it replaced by its marker."""
+    out: list[str] = []
+    pos = start
+    for span_start, span_end, name in spans[bisect.bisect_right(spans, start, key=lambda span: span[1]) :]:
+        if span_start >= end:
+            break
+        out.append(text[pos : max(pos, span_start)])
+        out.append(f"[REDACTED:{name}]")
+        pos = max(pos, min(span_end, end))
+    out.append(text[pos:end])
+    return "".join(out)
+
+
 def redact(text: str) -> str:
     """The text with every secret replaced by `[REDACTED:<class>]`."""
     spans = _spans(text)
-    if not spans:
-        return text
-    out: list[str] = []
-    pos = 0
-    for start, end, name in spans:
-        out.append(text[pos:start])
-        out.append(f"[REDACTED:{name}]")
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
+    return _render(text, spans, 0, len(text)) if spans else text
+
+
+def redact_many(texts: list[str]) -> list[str]:
+    """`redact` of each text. Short texts are scanned joined by _SEPARATOR, a batch at a time, so
+    each keyword costs one substring search per batch instead of one per text."""
+    done = [""] * len(texts)
+    batch: list[int] = []
+    size = 0
+    for number, text in enumerate(texts):
+        if len(text) >= _BATCH_CHARS:
+            done[number] = redact(text)
+            continue
+        batch.append(number)
+        size += len(text) + len(_SEPARATOR)
+        if size >= _BATCH_CHARS:
+            _redact_joined(texts, batch, done)
+            batch, size = [], 0
+    _redact_joined(texts, batch, done)
+    return done
+
+
+def _redact_joined(texts: list[str], batch: list[int], done: list[str]) -> None:
+    joined = _SEPARATOR.join(texts[number] for number in batch)
+    spans = _spans(joined)
+    start = 0
+    for number in batch:
+        end = start + len(texts[number])
+        done[number] = _render(joined, spans, start, end) if spans else texts[number]
+        start = end + len(_SEPARATOR)
+
+
+def redact_slice(text: str, start: int, end: int) -> str:
+    """The redacted form of text[start:end]: what `redact(text)` shows there, a secret cut by either
+    edge shown as its marker. Only the slice and a margin around it are scanned (private keys, which
+    have no length bound, are looked for in the whole text), so a long text costs no more than a
+    short one."""
+    low, high = max(0, start - _SLICE_MARGIN), min(len(text), end + _SLICE_MARGIN)
+    found = list(_rule_spans(text[low:high], low, whole=False))
+    found.extend(_rule_spans(text, 0, whole=True))
+    return _render(text, _merge(found), max(0, start), min(len(text), end))
 
 
 def redact_tree(value: Any) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pimem._redact import redact, redact_tree
+from pimem._redact import redact, redact_many, redact_slice, redact_tree
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
@@ -90,3 +90,28 @@ def test_private_key_in_large_text() -> None:
 def test_redact_tree_reaches_every_string() -> None:
     value = {"a": ["password=abcdefgh1"], "b": {"c": "ok", "n": 3}}
     assert redact_tree(value) == {"a": ["password=[REDACTED:assignment]"], "b": {"c": "ok", "n": 3}}
+
+
+def test_redacting_many_texts_at_once_is_redacting_each() -> None:
+    texts = [
+        "password=",  # the value is in the next text: no secret
+        "hunter2hunter2 and more",
+        "-----BEGIN RSA PRIVATE KEY-----\nQUJD unterminated",
+        "the text after a key is not part of it",
+        "AKIAIOSFODNN7EXAMPLE",
+        AWS_SECRET + " beside a key id in another text",
+        "x" * (1 << 18),
+        "token: abcdefghij1",
+    ]
+    assert redact_many(texts) == [redact(text) for text in texts]
+    assert redact_many(texts)[3] == texts[3]
+
+
+def test_a_slice_is_redacted_as_in_the_whole_text() -> None:
+    token = "ghp_" + "b1" * 18
+    text = "a " * 5000 + token + " c" * 5000
+    at = text.index(token)
+    assert redact_slice(text, at + 10, at + 20) == "[REDACTED:token]"  # cut on both edges
+    assert redact_slice(text, at - 2, at + len(token) + 2) == "a [REDACTED:token] c"
+    key = "-----BEGIN PRIVATE KEY-----\n" + "QUJD\n" * 5000 + "-----END PRIVATE KEY-----"
+    assert redact_slice(key, 20_000, 20_010) == "[REDACTED:private-key]"  # its BEGIN is far behind
