@@ -6,11 +6,13 @@ come from its header line, never from the folder name (Pi's cwd encoding is loss
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import stat
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,11 +22,10 @@ import orjson
 __all__ = [
     "CHUNK_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
+    "Catalog",
     "Discovery",
-    "HeaderCache",
     "Journal",
     "LineChunk",
-    "discover",
     "parse_line",
     "read_chunk",
     "read_header",
@@ -114,53 +115,154 @@ def _candidates(agent_dir: str | None, session_dirs: list[str]) -> Iterator[tupl
             yield str(path), roots
 
 
-HeaderCache = dict[str, tuple[tuple[int, int, int], dict[str, Any] | None]]
+@dataclass(frozen=True)
+class _Look:
+    """What one look at a candidate file found."""
+
+    key: tuple[int, int, int] | None  # (inode, size, mtime_ns); None when the file could not be read
+    journal: Journal | None  # None: no valid header (not a journal), or skipped
+
+    @property
+    def skipped(self) -> bool:
+        return self.key is None
 
 
-def discover(agent_dir: str | None, session_dirs: list[str], cache: HeaderCache | None = None) -> Discovery:
-    """Every journal under the default layout and the flat dirs whose first line is a valid header.
+def _look(path: str, before: _Look | None) -> _Look:
+    """Stat a candidate; its header is read again unless `before` saw the same inode, size and mtime."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return _Look(None, None)  # FIFOs and devices would block or never end
+        key = (info.st_ino, info.st_size, info.st_mtime_ns)
+        if before is not None and before.key == key:
+            return before
+        header = read_header(path)
+    except OSError:
+        return _Look(None, None)
+    if header is None:
+        return _Look(key, None)
+    started = header[0].get("timestamp")
+    journal = Journal(
+        path=os.path.abspath(path),
+        session_id=header[0]["id"],
+        cwd=header[0]["cwd"],
+        started=started if isinstance(started, str) else "",
+        size=info.st_size,
+        mtime_ns=info.st_mtime_ns,
+    )
+    return _Look(key, journal)
 
-    `cache` remembers headers by (inode, size, mtime), so a pass over unchanged files only stats them.
+
+def _identity(journal: Journal | None) -> tuple[str, str] | None:
+    """What scope depends on: a journal's session id and cwd."""
+    return None if journal is None else (journal.session_id, journal.cwd)
+
+
+def _stamp(folder: str) -> int:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return -1
+
+
+class Catalog:
+    """The discovered journals, kept between calls so that a call costs O(what changed).
+
+    Folders are listed again only when one of their mtimes moves (a file was created, removed or
+    renamed), and a file's header is read again only when its inode, size or mtime moves. A quick
+    refresh looks at new files and at files that were not journals last time; a full one (backfill,
+    commands) stats every file, and `restat` refreshes chosen journals.
     """
-    cache = {} if cache is None else cache
-    found = Discovery()
-    seen: set[str] = set()
-    for path, roots in _candidates(agent_dir, session_dirs):
-        real = os.path.realpath(path)
-        if real in seen:
-            continue
-        seen.add(real)
-        if not _inside(real, roots):
-            found.skipped_files += 1  # a symlink leading outside the roots is never followed
-            continue
-        try:
-            info = os.stat(path)
-            if not stat.S_ISREG(info.st_mode):
-                found.skipped_files += 1  # FIFOs and devices would block or never end
+
+    def __init__(self, agent_dir: str | None, session_dirs: list[str]) -> None:
+        self.agent_dir = agent_dir
+        self.session_dirs = session_dirs
+        self.generation = 0  # moves whenever the set of journals or a header's session id or cwd does
+        self._lock = threading.Lock()
+        self._stamps: dict[str, int] | None = None
+        self._paths: list[str] = []  # candidates inside the roots, one per real file
+        self._outside = 0  # candidates whose real path leaves the roots: skipped and counted
+        self._looks: dict[str, _Look] = {}
+        self._found: Discovery | None = None
+
+    def _folders(self) -> dict[str, int]:
+        """The mtime of every folder whose listing discovery depends on."""
+        folders = list(self.session_dirs)
+        if self.agent_dir:
+            sessions = os.path.join(self.agent_dir, "sessions")
+            folders.append(sessions)
+            with contextlib.suppress(OSError), os.scandir(sessions) as listing:
+                folders += [item.path for item in listing if item.is_dir()]
+        return {folder: _stamp(folder) for folder in folders}
+
+    def _relist(self) -> None:
+        self._paths, self._outside = [], 0
+        seen: set[str] = set()
+        for path, roots in _candidates(self.agent_dir, self.session_dirs):
+            real = os.path.realpath(path)
+            if real in seen:
                 continue
-            key = (info.st_ino, info.st_size, info.st_mtime_ns)
-            cached = cache.get(path)
-            if cached is None or cached[0] != key:
-                header = read_header(path)
-                cached = cache[path] = (key, header[0] if header else None)
-        except OSError:
-            found.skipped_files += 1
-            continue
-        obj = cached[1]
-        if obj is None:
-            continue
-        started = obj.get("timestamp")
-        found.journals.append(
-            Journal(
-                path=os.path.abspath(path),
-                session_id=obj["id"],
-                cwd=obj["cwd"],
-                started=started if isinstance(started, str) else "",
-                size=info.st_size,
-                mtime_ns=info.st_mtime_ns,
-            )
-        )
-    return found
+            seen.add(real)
+            if _inside(real, roots):
+                self._paths.append(path)
+            else:
+                self._outside += 1  # a symlink leading outside the roots is never followed
+        kept = set(self._paths)
+        self._looks = {path: look for path, look in self._looks.items() if path in kept}
+
+    def _update(self, path: str, look: _Look) -> None:
+        before = self._looks.get(path)
+        if before is look:
+            return
+        self._looks[path] = look
+        self._found = None
+        if _identity(before.journal if before else None) != _identity(look.journal):
+            self.generation += 1
+
+    def refresh(self, full: bool = False) -> Discovery:
+        with self._lock:
+            stamps = self._folders()
+            if stamps != self._stamps:
+                self._relist()
+                self._stamps = stamps
+                self._found = None
+                self.generation += 1
+            for path in self._paths:
+                before = self._looks.get(path)
+                if full or before is None or before.journal is None:
+                    # a full look reads every header: one rewritten in place may keep size and mtime
+                    self._update(path, _look(path, None if full else before))
+            if self._found is None:
+                looks = [self._looks[path] for path in self._paths]
+                self._found = Discovery(
+                    [look.journal for look in looks if look.journal is not None],
+                    self._outside + sum(look.skipped for look in looks),
+                )
+            return Discovery(list(self._found.journals), self._found.skipped_files)
+
+    def know(self, journal: Journal) -> bool | None:
+        """Take a journal whose header was just read (the current one): whether that changed what the
+        catalog knew, or None when it is no candidate (a current journal outside the roots)."""
+        with self._lock:
+            before = self._looks.get(journal.path)
+            if before is None:
+                return None
+            if before.journal == journal:
+                return False
+            self._update(journal.path, _Look(before.key, journal))
+            return True
+
+    def restat(self, paths: Iterable[str]) -> dict[str, Journal]:
+        """Look at these journals again; what each is now (absent when it is no journal any more)."""
+        found: dict[str, Journal] = {}
+        with self._lock:
+            for path in paths:
+                before = self._looks.get(path)
+                if before is not None:
+                    self._update(path, look := _look(path, before))
+                    if look.journal is not None:
+                        found[path] = look.journal
+        return found
 
 
 @dataclass

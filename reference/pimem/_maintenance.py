@@ -18,7 +18,7 @@ import orjson
 
 from ._index import Index, IndexUnavailable
 from ._journals import Journal
-from ._memory import Memory
+from ._memory import Memory, indexed
 from ._query import ToolError
 
 __all__ = ["Lease", "backfill", "index_all", "run_command"]
@@ -86,56 +86,73 @@ def current_lease(index: Index) -> dict[str, str] | None:
 
 
 def index_all(memory: Memory, verify: bool = False, progress: Progress | None = None) -> dict[str, Any]:
-    """A foreground pass over every discovered journal."""
-    found = memory.discover()
+    """A foreground pass over every discovered journal, oldest first (rowids then mostly append)."""
+    found = memory.discover(full=True)
+    journals = sorted(found.journals, key=lambda journal: (journal.started, journal.path))
     added = 0
-    for number, journal in enumerate(found.journals, 1):
+    for number, journal in enumerate(journals, 1):
         added += memory.sync(journal, verify=verify)
         if progress is not None:
-            progress(number, len(found.journals))
+            progress(number, len(journals))
     memory.drop_missing(found)
-    return {"journals": len(found.journals), "added": added, "verified": verify}
+    return {"journals": len(journals), "added": added, "verified": verify}
 
 
 def backfill(memory: Memory, owner: str, stop: threading.Event, first: bool) -> None:
     """Index the current journal, then, holding the lease, every other journal newest first.
 
     The lease is renewed before each file and the pass stops as soon as it is lost. On the first
-    backfill after start-up, journals whose mtime changed get the full prefix check.
+    backfill after start-up, journals whose mtime changed get the full prefix check. While the index
+    takes no writes (a full disk), `memory.write_error` says so; a backfill that completes clears it.
     """
     index = memory.open_index()
     try:
         current = memory.current_journal()
         if current is not None:
             memory.sync(current, index)
-        found = memory.discover(headers={})
-        stored = memory.stored(index)
+        found = memory.discover(full=True)
+        known = index.known()
         pending = [
             journal
             for journal in found.journals
-            if stored.get(journal.path) != (journal.size, journal.mtime_ns)
+            if journal.path not in memory.failed and not indexed(journal, known)
         ]
-        lease = Lease(memory, index, owner)
-        if not lease.take():
-            return
-        try:
-            for journal in sorted(pending, key=lambda item: item.mtime_ns, reverse=True):
-                if stop.is_set() or not lease.take():
-                    break
-                seen = stored.get(journal.path)
-                verify = first and seen is not None and seen[1] != journal.mtime_ns
-                try:
-                    memory.sync(journal, index, verify=verify)
-                except IndexUnavailable:
-                    raise
-                except Exception:  # one journal the indexer chokes on never stops the others
-                    memory.failed.add(journal.path)
-                    print(f"pimem: cannot index {journal.path}:\n{traceback.format_exc()}", file=sys.stderr)
-            memory.drop_missing(found, index)
-        finally:
-            lease.release()
+        if pending:
+            _backfill(memory, index, owner, stop, first, pending)
+        memory.drop_missing(found, index)
+        memory.write_error = None
+    except IndexUnavailable as error:
+        memory.write_error = error
+        raise
     finally:
         index.close()
+
+
+def _backfill(
+    memory: Memory, index: Index, owner: str, stop: threading.Event, first: bool, pending: list[Journal]
+) -> None:
+    lease = Lease(memory, index, owner)
+    if not lease.take():
+        return
+    known = index.known()
+    try:
+        for journal in sorted(pending, key=lambda item: item.mtime_ns, reverse=True):
+            if stop.is_set() or not lease.take():
+                break
+            seen = known.get(journal.path)
+            verify = first and seen is not None and seen[2] != journal.mtime_ns
+            try:
+                memory.sync(journal, index, verify=verify)
+            except IndexUnavailable:
+                raise
+            except Exception:  # one journal the indexer chokes on never stops the others
+                memory.failed.add(journal.path)
+                print(f"pimem: cannot index {journal.path}:\n{traceback.format_exc()}", file=sys.stderr)
+    finally:
+        try:
+            lease.release()
+        except IndexUnavailable as error:  # it expires by itself
+            print(f"pimem: cannot release the backfill lease: {error.detail}", file=sys.stderr)
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -144,14 +161,14 @@ def backfill(memory: Memory, owner: str, stop: threading.Event, first: bool) -> 
 def _count(memory: Memory, paths: list[str], where: str = "", params: tuple[str, ...] = ()) -> int:
     rows = memory.index.rows(
         "SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id"
-        f" WHERE f.path IN (SELECT value FROM json_each(?)) {where}",
+        f" WHERE e.kind IS NOT NULL AND f.path IN (SELECT value FROM json_each(?)) {where}",
         (orjson.dumps(paths).decode(), *params),
     )
     return int(rows[0][0])
 
 
 def status(memory: Memory) -> dict[str, Any]:
-    found = memory.discover()
+    found = memory.discover(full=True)
     paths = [journal.path for journal in found.journals]
     skipped_lines = memory.index.rows(
         "SELECT coalesce(sum(skipped_lines), 0) FROM files WHERE path IN (SELECT value FROM json_each(?))",
@@ -218,7 +235,7 @@ def _current_path(memory: Memory) -> str | None:
 
 
 def gc_preview(memory: Memory) -> dict[str, Any]:
-    found = memory.discover()
+    found = memory.discover(full=True)
     now = memory.now()
     candidates = []
     for journal in sorted(found.journals, key=lambda item: item.path):
@@ -293,9 +310,10 @@ def forget(memory: Memory, target: str) -> dict[str, Any]:
     index = memory.index
     with index.write() as db:
         db.execute("PRAGMA secure_delete=ON")
-        rows = f"SELECT e.rowid FROM entries e WHERE {where}"
+        rows = f"SELECT e.rowid FROM entries e WHERE e.kind IS NOT NULL AND {where}"
         db.execute(f"DELETE FROM terms WHERE rowid IN ({rows})", (target,))
-        db.execute(f"DELETE FROM entries WHERE rowid IN ({rows})", (target,))
+        # the line stays a node of the tree `around` walks, but is no entry any more
+        db.execute(f"UPDATE entries SET kind = NULL WHERE rowid IN ({rows})", (target,))
         db.execute("INSERT INTO terms(terms) VALUES('optimize')")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return {"forgotten": {"kind": kind, "id": target}}

@@ -1,18 +1,37 @@
-"""One memory instance: its configuration, its clock, discovery and keeping the index current."""
+"""One memory instance: its configuration, its clock, discovery and keeping the index current.
+
+A tool call costs O(the current journal + the result rows): discovery is cached (`Catalog`), the
+scope of a call is cached until a journal appears, goes or changes its header, and the current
+journal is indexed before answering. Other journals in view that grew a little are indexed too;
+bigger backlogs are caught up in the background (`wake`), and the answer says how far indexing got.
+"""
 
 from __future__ import annotations
 
+import heapq
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from ._forget import ForgetList
-from ._index import Index
-from ._journals import DEFAULT_MAX_LINE_BYTES, Discovery, HeaderCache, Journal, discover, read_header
+from ._index import Index, IndexUnavailable
+from ._journals import DEFAULT_MAX_LINE_BYTES, Catalog, Discovery, Journal, read_header
 from ._scope import scoped_journals
 
-__all__ = ["Config", "Memory"]
+__all__ = ["Config", "Memory", "indexed"]
+
+# Journals looked at again on every call: the most recently written in scope, since journals being
+# written are the ones that change. Others are looked at again by each backfill.
+_RESTAT = 64
+_CATCH_UP_BYTES = 1 << 20  # what a call indexes of other journals in view before answering
+
+
+def indexed(journal: Journal, known: dict[str, tuple[int, int, int]]) -> bool:
+    """Whether the index holds the journal as it is (same size and mtime)."""
+    seen = known.get(journal.path)
+    return seen is not None and seen[1] == journal.size and seen[2] == journal.mtime_ns
 
 
 @dataclass
@@ -37,9 +56,13 @@ class Memory:
         self.config = config
         self.clock = now
         self.forget = ForgetList(config.state_dir)
-        self._index: Index | None = None
-        self._headers: HeaderCache = {}
+        self.catalog = Catalog(config.agent_dir, config.session_dirs)
         self.failed: set[str] = set()  # journals the indexer could not take in (counted as skipped)
+        self.write_error: IndexUnavailable | None = None  # the index stopped taking writes (disk full)
+        self.wake: Callable[[], None] = lambda: None  # start catching up in the background
+        self._index: Index | None = None
+        self._scopes: dict[tuple[Any, ...], set[str]] = {}
+        self._dropped = -1  # the catalog generation whose vanished journals were last dropped
 
     def now(self) -> datetime:
         return self.clock if self.clock is not None else datetime.now(UTC)
@@ -63,14 +86,17 @@ class Memory:
             self._index.close()
             self._index = None
 
-    def discover(self, headers: HeaderCache | None = None) -> Discovery:
-        """Discovered journals, plus the current one when Pi keeps it outside the session dirs."""
-        found = discover(
-            self.config.agent_dir, self.config.session_dirs, self._headers if headers is None else headers
-        )
+    def discover(self, full: bool = False) -> Discovery:
+        """Discovered journals, plus the current one when Pi keeps it outside the session dirs.
+
+        `full` looks at every file again; otherwise only at what the folders say is new."""
+        found = self.catalog.refresh(full)
         current = self.current_journal()
-        if current is not None and all(journal.path != current.path for journal in found.journals):
+        known = None if current is None else self.catalog.know(current)
+        if known is None and current is not None:
             found.journals.append(current)
+        elif known:
+            found = self.catalog.refresh()  # it grew, or its header changed in place
         return found
 
     def sync(self, journal: Journal, index: Index | None = None, verify: bool = False) -> int:
@@ -93,40 +119,87 @@ class Memory:
         started = started if isinstance(started, str) else ""
         return Journal(os.path.abspath(path), obj["id"], obj["cwd"], started, info.st_size, info.st_mtime_ns)
 
-    def stored(self, index: Index | None = None) -> dict[str, tuple[int, int]]:
-        """path → (size, mtime_ns) of every journal the index has seen."""
-        rows = (index or self.index).rows("SELECT path, size, mtime_ns FROM files")
-        return {path: (size, mtime) for path, size, mtime in rows}
-
-    def refresh(self, found: Discovery, journals: list[Journal]) -> None:
-        """Before answering: index the current journal, catch up already-indexed journals in view that
-        changed, and drop the rows of journals that no longer exist. Never-indexed journals are left
-        to backfill, so a call is never blocked by a large backlog."""
+    def before_answer(self, scope: str, session_id: str | None) -> tuple[list[Journal], dict[str, Any]]:
+        """Index the current journal, then the in-scope journals as they are now and the indexing
+        counts. Raises IndexUnavailable while the index takes no writes."""
+        if self.write_error is not None:
+            self.wake()  # try again in the background; until that works, every call says so
+            raise self.write_error
         current = self.current_journal()
         if current is not None:
             self.sync(current)
-        stored = self.stored()
-        for journal in journals:
-            seen = stored.get(journal.path)
-            if seen is not None and seen != (journal.size, journal.mtime_ns):
+        found = self.discover()
+        journals = self.freshen(self.journals(found, scope, session_id), current)
+        if self._dropped != self.catalog.generation:
+            self._dropped = self.catalog.generation
+            self.drop_missing(found)
+        self.catch_up(journals)
+        return journals, self.indexing(journals)
+
+    def catch_up(self, journals: list[Journal]) -> None:
+        """Index the journals in view that grew since they were indexed, when that is cheap (another
+        process appended a few lines); the rest, and journals never indexed, in the background."""
+        known = self.index.known()
+        stale = [j for j in journals if not indexed(j, known) and j.path not in self.failed]
+        grown = [j for j in stale if j.path in known]
+        work = sum(j.size - known[j.path][1] if j.size >= known[j.path][1] else j.size for j in grown)
+        if work <= _CATCH_UP_BYTES:
+            for journal in grown:
                 self.sync(journal)
-        self.drop_missing(found)
+        if len(grown) < len(stale) or work > _CATCH_UP_BYTES:
+            self.wake()
+
+    def journals(self, found: Discovery, scope: str, session_id: str | None = None) -> list[Journal]:
+        """The journals of `found` in scope, narrowed to a session id. The scope is remembered until
+        discovery changes (a journal appears, goes, or changes its header)."""
+        config = self.config
+        key = (
+            self.catalog.generation,
+            len(found.journals),
+            scope,
+            config.cwd,
+            config.home,
+            config.session_file,
+        )
+        paths = self._scopes.get(key)
+        if paths is None:
+            chosen = scoped_journals(
+                found.journals, scope, cwd=config.cwd, home=config.home, session_file=config.session_file
+            )
+            self._scopes = {k: v for k, v in self._scopes.items() if k[:2] == key[:2]}
+            paths = self._scopes[key] = {journal.path for journal in chosen}
+        return [
+            journal
+            for journal in found.journals
+            if journal.path in paths and (session_id is None or journal.session_id == session_id)
+        ]
+
+    def freshen(self, journals: list[Journal], current: Journal | None) -> list[Journal]:
+        """The journals as they are on disk now, as far as a call can afford to look: the current
+        one, the most recently written, and any the index holds in another state than the cached one
+        (another process indexed it after it grew). A journal that is gone is left out."""
+        known = self.index.known()
+        again = {journal.path for journal in heapq.nlargest(_RESTAT, journals, key=lambda j: j.mtime_ns)}
+        again.update(
+            journal.path for journal in journals if journal.path in known and not indexed(journal, known)
+        )
+        fresh = self.catalog.restat(again)
+        if current is not None:
+            fresh[current.path] = current
+        return [
+            fresh.get(journal.path, journal)
+            for journal in journals
+            if journal.path not in again or journal.path in fresh
+        ]
 
     def drop_missing(self, found: Discovery, index: Index | None = None) -> None:
         index = index or self.index
         present = {journal.path for journal in found.journals}
-        for path in self.stored(index):
+        for path in list(index.known()):
             if path not in present and not os.path.isfile(path):
                 index.forget_path(path)
 
-    def journals(self, found: Discovery, scope: str, session_id: str | None = None) -> list[Journal]:
-        config = self.config
-        chosen = scoped_journals(
-            found.journals, scope, cwd=config.cwd, home=config.home, session_file=config.session_file
-        )
-        return [journal for journal in chosen if session_id is None or journal.session_id == session_id]
-
     def indexing(self, journals: list[Journal]) -> dict[str, Any]:
-        stored = self.stored()
-        done = sum(1 for journal in journals if stored.get(journal.path) == (journal.size, journal.mtime_ns))
+        known = self.index.known()
+        done = sum(indexed(journal, known) for journal in journals)
         return {"complete": done == len(journals), "indexedJournals": done, "totalJournals": len(journals)}

@@ -8,20 +8,20 @@ out-of-scope id is indistinguishable from one that exists nowhere.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import re
+import math
 import unicodedata
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from ._extract import Extracted, extract
-from ._index import Index
+from ._index import DAY_SHIFT, MAX_MS, Index, canonical_timestamp, day_rowids
 from ._journals import parse_line, read_line_at
-from ._redact import redact
+from ._redact import redact, redact_slice
 
 __all__ = [
     "CANDIDATE_CAP",
@@ -37,16 +37,21 @@ __all__ = [
     "summaries",
 ]
 
-CANDIDATE_CAP = 400
+CANDIDATE_CAP = 400  # a search ranks at most the 400 newest in-scope entries that match
 PAGE_CHARS = 16_000
 _RECENCY_DAYS = 30.0  # an entry this old ranks half as high as an equally relevant one from now
+_K1, _B = 1.2, 0.75  # BM25's saturation and length normalisation
 _EXCERPT_CHARS = 240
 _EXCERPT_LEAD = 60
+_EXCERPT_MARGIN = 2_000  # redacted around an excerpt of a long text: more than any bounded secret spans
 _CONTEXT_CHARS = 4_000
+_CACHED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
+_DAY_MS = 86_400_000
 _COLUMNS = (
-    "e.rowid, e.entry_id, e.parent_id, e.timestamp, e.ts_key, e.kind, e.role, e.tool_name, e.offset,"
-    " e.length, e.tokens_before, f.path, f.session_id, f.cwd, f.id"
+    "e.rowid, e.entry_id, e.parent_id, e.timestamp, e.kind, e.role, e.tool_name, e.offset, e.length,"
+    " e.tokens_before, f.path, f.session_id, f.cwd, f.id, e.chars, e.ts"
 )
+_SUMMARY_KINDS = " AND e.kind IN ('compaction', 'branch_summary')"
 
 
 class ToolError(Exception):
@@ -63,11 +68,10 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class _Row:
-    rowid: int
+    rowid: int  # orders by day (see _index)
     entry_id: str
     parent_id: str | None
     timestamp: str
-    ts_key: str
     kind: str
     role: str | None
     tool_name: str | None
@@ -78,10 +82,21 @@ class _Row:
     session_id: str
     cwd: str
     file_id: int
+    chars: int
+    ms: int
 
     @property
     def source(self) -> str:
         return f"{_path_tag(self.path)}:{self.entry_id}"
+
+    @property
+    def age(self) -> tuple[int, str, int]:
+        """Sorts older first; equal times in an order that survives a rebuild (rowids do not)."""
+        return (self.ms, self.path, self.offset)
+
+
+def _newest_first(rows: Iterable[_Row]) -> list[_Row]:
+    return sorted(rows, key=lambda row: row.age, reverse=True)
 
 
 @dataclass
@@ -94,9 +109,14 @@ class View:
     now: datetime
     stale: Callable[[str], None]  # reindex a journal whose pointer no longer lands on its entry
 
-    @property
-    def scope_json(self) -> str:
-        return orjson.dumps(self.paths).decode()
+    @functools.cached_property
+    def scope_sql(self) -> str:
+        """The SQL condition for "in scope" (file ids are integers, so they are inlined)."""
+        known = self.index.known()
+        ids = {known[path][0] for path in self.paths if path in known}
+        if len(ids) == len(known):
+            return "1"  # every indexed journal is in scope
+        return f"e.file_id IN ({','.join(map(str, sorted(ids)))})"
 
 
 def _path_tag(path: str) -> str:
@@ -145,21 +165,27 @@ def fts_any(terms: list[str]) -> str:
 def _rows(
     view: View, where: str, params: tuple[Any, ...], tail: str = "", match: str | None = None
 ) -> list[Any]:
-    scope = "f.path IN (SELECT value FROM json_each(?))"
+    """Entry rows in scope. `where` may say {rowid}: the entries' rowid, or the terms' with a match."""
     if match is None:
+        where, tail = where.replace("{rowid}", "e.rowid"), tail.replace("{rowid}", "e.rowid")
         sql = (
-            f"SELECT {_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id WHERE {scope} {where} {tail}"
+            f"SELECT {_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id"
+            f" WHERE e.kind IS NOT NULL AND {view.scope_sql} {where} {tail}"
         )
-        return view.index.rows(sql, (view.scope_json, *params))
+        return view.index.rows(sql, params)
+    # the terms' rowid, so FTS5 itself applies date bounds and walks its doclists newest first
+    where, tail = where.replace("{rowid}", "terms.rowid"), tail.replace("{rowid}", "terms.rowid")
     sql = (
-        f"SELECT {_COLUMNS}, bm25(terms) FROM terms JOIN entries e ON e.rowid = terms.rowid"
-        f" JOIN files f ON f.id = e.file_id WHERE terms MATCH ? AND {scope} {where} {tail}"
+        f"SELECT {_COLUMNS} FROM terms JOIN entries e ON e.rowid = terms.rowid"
+        f" JOIN files f ON f.id = e.file_id WHERE terms MATCH ? AND {view.scope_sql} {where} {tail}"
     )
-    return view.index.rows(sql, (match, view.scope_json, *params))
+    return view.index.rows(sql, (match, *params))
 
 
 def _row(values: Any) -> _Row:
-    return _Row(*values[:15])
+    rowid, entry_id, parent_id, timestamp, *rest = values[:16]
+    shown = canonical_timestamp(rest[-1]) if timestamp is None else timestamp
+    return _Row(rowid, entry_id, parent_id, shown, *rest)
 
 
 def _load(view: View, row: _Row) -> Extracted | None:
@@ -173,20 +199,34 @@ def _load(view: View, row: _Row) -> Extracted | None:
     return extract(obj, {call_id for (call_id,) in calls})
 
 
+_redacted: OrderedDict[str, str] = OrderedDict()  # text → redacted, most recently used last
+
+
+def _redact_cached(text: str) -> str:
+    """Redaction of a whole text, remembered for a while so paging through a long entry is cheap."""
+    if text in _redacted:
+        _redacted.move_to_end(text)
+        return _redacted[text]
+    _redacted[text] = redacted = redact(text)
+    while sum(map(len, _redacted)) > _CACHED_CHARS and len(_redacted) > 1:
+        _redacted.popitem(last=False)
+    return redacted
+
+
 def _text(view: View, row: _Row) -> str | None:
     entry = _load(view, row)
-    return None if entry is None else redact(entry.text)
+    return None if entry is None else _redact_cached(entry.text)
 
 
-def _filters(kind: str | None, since: str | None, until: str | None) -> tuple[str, tuple[Any, ...]]:
+def _filters(kind: str | None, since: int | None, until: int | None) -> tuple[str, tuple[Any, ...]]:
     where = ""
     params: tuple[Any, ...] = ()
     if kind is not None:
         where, params = where + " AND e.kind = ?", (*params, kind)
-    if since is not None:
-        where, params = where + " AND e.ts_key >= ?", (*params, since)
-    if until is not None:
-        where, params = where + " AND e.ts_key <= ?", (*params, until)
+    if since is not None or until is not None:
+        first, last = since or 0, MAX_MS if until is None else until
+        where += " AND {rowid} BETWEEN ? AND ? AND e.ts BETWEEN ? AND ?"
+        params = (*params, *day_rowids(first, last), first, last)
     return where, params
 
 
@@ -194,22 +234,24 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _first(text: str, terms: list[str]) -> int:
+    """Where the first query term occurs (case-insensitively), or 0."""
+    found = [at for term in terms if (at := text.find(term)) >= 0]
+    if not found and terms:
+        lower = text.lower()
+        found = [at for term in terms if (at := lower.find(term.lower())) >= 0]
+    return min(found, default=0)
+
+
 def _excerpt(text: str, terms: list[str]) -> str:
-    flat = " ".join(text.split())
-    positions = [
-        match.start() for term in terms if (match := re.search(re.escape(term), flat, re.IGNORECASE))
-    ]
-    start = max(0, min(positions) - _EXCERPT_LEAD) if positions else 0
-    piece = flat[start : start + _EXCERPT_CHARS]
-    return ("…" if start else "") + piece + ("…" if start + _EXCERPT_CHARS < len(flat) else "")
-
-
-def _age_days(view: View, ts: str) -> float:
-    try:
-        moment = datetime.fromisoformat(ts)
-    except ValueError:
-        return 0.0
-    return max(0.0, (view.now - moment).total_seconds() / 86400)
+    """A piece of the redacted text around the first query term; only that piece is redacted."""
+    at = _first(text, terms)
+    low = max(0, at - _EXCERPT_LEAD - _EXCERPT_MARGIN)
+    piece = " ".join(redact_slice(text, low, at + _EXCERPT_CHARS + _EXCERPT_MARGIN).split())
+    start = max(0, _first(piece, terms) - _EXCERPT_LEAD) if terms else 0
+    ahead = low + start > 0
+    behind = start + _EXCERPT_CHARS < len(piece) or at + _EXCERPT_CHARS + _EXCERPT_MARGIN < len(text)
+    return ("…" if ahead else "") + piece[start : start + _EXCERPT_CHARS] + ("…" if behind else "")
 
 
 def _result(row: _Row, excerpt: str) -> dict[str, Any]:
@@ -229,34 +271,66 @@ def _result(row: _Row, excerpt: str) -> dict[str, Any]:
 # -- search --------------------------------------------------------------------------------------
 
 
-def _ranked(view: View, match: str, where: str, params: tuple[Any, ...]) -> list[_Row]:
-    hits = _rows(view, where, params, f"ORDER BY bm25(terms) LIMIT {CANDIDATE_CAP}", match=match)
-    scored = [(-values[15] / (1 + _age_days(view, values[4]) / _RECENCY_DAYS), values) for values in hits]
-    # ties: newer first, then a stable order that survives a rebuild (rowids do not)
-    scored.sort(key=lambda item: (item[0], item[1][4], item[1][11], item[1][8]), reverse=True)
-    return [_row(values) for _, values in scored]
+def _newest(view: View, match: str, where: str, params: tuple[Any, ...]) -> list[_Row]:
+    """The newest in-scope entries that match, at most CANDIDATE_CAP (FTS5 walks newest first)."""
+    hits = _rows(view, where, params, f"ORDER BY {{rowid}} DESC LIMIT {CANDIDATE_CAP}", match=match)
+    return [_row(values) for values in hits]
+
+
+def _day(day: int) -> tuple[int, int]:
+    return day << DAY_SHIFT, ((day + 1) << DAY_SHIFT) - 1
+
+
+def _latest(view: View, where: str, params: tuple[Any, ...], count: int) -> list[_Row]:
+    """The `count` newest in-scope entries. Rowids order by day only, so the oldest day among the
+    newest rowids is fetched whole and everything is put in time order."""
+    found = _rows(view, where, (*params, count), "ORDER BY {rowid} DESC LIMIT ?")
+    if len(found) == count:
+        day = found[-1][0] >> DAY_SHIFT
+        found += _rows(view, where + " AND {rowid} BETWEEN ? AND ?", (*params, *_day(day)))
+    return _newest_first({values[0]: _row(values) for values in found}.values())[:count]
+
+
+def _ranked(view: View, rows: list[_Row], weight: Callable[[_Row], float]) -> list[_Row]:
+    """BM25 with one occurrence per term (FTS5 detail=none keeps no counts), halved over 30 days."""
+    if not rows:
+        return []
+    now_ms = view.now.timestamp() * 1000
+    average = max(1.0, sum(row.chars for row in rows) / len(rows))
+
+    def score(row: _Row) -> float:
+        length = (_K1 + 1) / (1 + _K1 * (1 - _B + _B * row.chars / average))
+        age = max(0.0, (now_ms - row.ms) / _DAY_MS)
+        return weight(row) * length / (1 + age / _RECENCY_DAYS)
+
+    return sorted(rows, key=lambda row: (score(row), *row.age), reverse=True)
 
 
 def _search_once(view: View, terms: list[str] | None, where: str, params: tuple[Any, ...], limit: int) -> Any:
     if terms is None:
-        newest = _rows(
-            view, where, (*params, limit + 1), "ORDER BY e.ts_key DESC, f.path DESC, e.offset DESC LIMIT ?"
-        )
-        return "list", [_row(values) for values in newest]
+        return "list", _latest(view, where, params, limit + 1)
     if not terms:
         return "none", []
-    rows = _ranked(view, fts_all(terms), where, params)
+    rows = _newest(view, fts_all(terms), where, params)
     if rows:
-        return "all", rows
-    if len(terms) > 1:
-        rows = _ranked(view, fts_any(terms), where, params)
-        if rows:
-            return "any", rows
-    return "none", []
+        return "all", _ranked(view, rows, lambda row: 1.0)
+    if len(terms) == 1:
+        return "none", []
+    # any term: each term's newest candidates; rarer terms weigh more (an IDF from capped counts)
+    found: dict[int, _Row] = {}
+    weights: dict[int, float] = {}
+    for term in terms:
+        hits = _newest(view, fts_any([term]), where, params)
+        for row in hits:
+            found[row.rowid] = row
+            weights[row.rowid] = weights.get(row.rowid, 0.0) + math.log(1 + CANDIDATE_CAP / len(hits))
+    if not found:
+        return "none", []
+    return "any", _ranked(view, list(found.values()), lambda row: weights[row.rowid])
 
 
 def search(
-    view: View, query: str | None, *, kind: str | None, since: str | None, until: str | None, limit: int
+    view: View, query: str | None, *, kind: str | None, since: int | None, until: int | None, limit: int
 ) -> dict[str, Any]:
     terms = None if query is None or not query.strip() else query_terms(query)
     where, params = _filters(kind, since, until)
@@ -264,9 +338,9 @@ def search(
         match, rows = _search_once(view, terms, where, params, limit)
         results = []
         for row in rows[:limit]:
-            text = _text(view, row)
-            if text is not None:
-                results.append(_result(row, _excerpt(text, terms or [])))
+            entry = _load(view, row)
+            if entry is not None:
+                results.append(_result(row, _excerpt(entry.text, terms or [])))
             elif retry:
                 break  # a journal changed under its pointers and was just reindexed: search again
         else:
@@ -296,8 +370,7 @@ def _lookup(view: View, entry_id: str | None, source: str | None) -> list[_Row]:
         paths = [path for path in view.paths if _path_tag(path) == tag]
         view = View(view.index, paths, view.current, view.now, view.stale)
     rows = [_row(v) for v in _rows(view, "AND e.entry_id = ?", (entry_id,), "ORDER BY e.offset")]
-    latest = {row.path: row for row in rows}
-    return sorted(latest.values(), key=lambda row: (row.ts_key, row.path), reverse=True)
+    return _newest_first({row.path: row for row in rows}.values())
 
 
 def _resolve(view: View, entry_id: str | None, source: str | None) -> tuple[str, Any]:
@@ -360,12 +433,11 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
 # -- summaries -----------------------------------------------------------------------------------
 
 
-def summaries(view: View, *, since: str | None, until: str | None, limit: int) -> dict[str, Any]:
+def summaries(view: View, *, since: int | None, until: int | None, limit: int) -> dict[str, Any]:
     where, params = _filters(None, since, until)
-    where += " AND e.kind IN ('compaction', 'branch_summary')"
+    where += _SUMMARY_KINDS
     results = []
-    for values in _rows(view, where, params, "ORDER BY e.ts_key DESC, f.path DESC, e.offset DESC"):
-        row = _row(values)
+    for row in _newest_first(_row(values) for values in _rows(view, where, params)):
         text = _text(view, row)
         if text is None:
             continue  # its journal is being reindexed; it never shows another line's text
@@ -388,19 +460,13 @@ def summaries(view: View, *, since: str | None, until: str | None, limit: int) -
 # -- around --------------------------------------------------------------------------------------
 
 
-def _node(view: View, file_id: int, sql: str, key: str) -> tuple[str, str | None, int] | None:
+def _node(view: View, file_id: int, sql: str, key: str) -> Any:
+    """One line of the journal's tree (an entry or not), as entry columns."""
     rows = view.index.rows(
-        f"SELECT entry_id, parent_id, offset FROM links WHERE file_id=? AND {sql}", (file_id, key)
+        f"SELECT {_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id WHERE e.file_id=? AND {sql}",
+        (file_id, key),
     )
-    return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
-
-
-def _entry_at(view: View, hit: _Row, offset: int) -> _Row | None:
-    rows = view.index.rows(
-        f"SELECT {_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id WHERE e.file_id=? AND e.offset=?",
-        (hit.file_id, offset),
-    )
-    return _row(rows[0]) if rows else None
+    return rows[0] if rows else None
 
 
 def _walk(view: View, hit: _Row, count: int, upward: bool) -> list[_Row]:
@@ -410,14 +476,13 @@ def _walk(view: View, hit: _Row, count: int, upward: bool) -> list[_Row]:
     key: str | None = hit.parent_id if upward else hit.entry_id
     while key is not None and len(found) < count:
         column = "entry_id" if upward else "parent_id"
-        node = _node(view, hit.file_id, f"{column}=? ORDER BY offset DESC LIMIT 1", key)
-        if node is None or node[0] in seen:
+        node = _node(view, hit.file_id, f"e.{column}=? ORDER BY e.offset DESC LIMIT 1", key)
+        if node is None or node[1] in seen:
             break
-        seen.add(node[0])
-        row = _entry_at(view, hit, node[2])
-        if row is not None:
-            found.append(row)
-        key = node[1] if upward else node[0]
+        seen.add(node[1])
+        if node[4] is not None:  # a line that is no entry is walked through, not shown
+            found.append(_row(node))
+        key = node[2] if upward else node[1]
     return found
 
 

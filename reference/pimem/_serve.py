@@ -58,12 +58,13 @@ class _Instance:
         self.thread: threading.Thread | None = None
         self.stop = threading.Event()
         self.first = True
+        memory.wake = self.wake
 
     def _run(self, first: bool) -> None:
         try:
             backfill(self.memory, self.owner, self.stop, first)
         except IndexUnavailable as error:
-            print(f"pimem: backfill stopped, index unavailable: {error}", file=sys.stderr)
+            print(f"pimem: backfill stopped, index unavailable: {error.detail}", file=sys.stderr)
         except Exception:  # a background thread must never die silently
             print(f"pimem: backfill stopped:\n{traceback.format_exc()}", file=sys.stderr)
 
@@ -73,6 +74,11 @@ class _Instance:
         self.thread = threading.Thread(target=self._run, args=(self.first,), daemon=True)
         self.first = False
         self.thread.start()
+
+    def wake(self) -> None:
+        """Catch up in the background, unless a backfill is running already."""
+        if self.thread is None or not self.thread.is_alive():
+            self.start_backfill()
 
     def wait(self) -> None:
         if self.thread is not None:

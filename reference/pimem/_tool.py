@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -12,7 +13,7 @@ from zoneinfo import ZoneInfo
 import orjson
 
 from ._extract import KINDS
-from ._index import IndexUnavailable, ts_key
+from ._index import IndexUnavailable, epoch_ms
 from ._journals import Journal
 from ._memory import Memory
 from ._query import ToolError, View, around, read, search, summaries
@@ -68,8 +69,8 @@ class Args:
     scope: str = "project"
     session_id: str | None = None
     kind: str | None = None
-    since: str | None = None
-    until: str | None = None
+    since: int | None = None
+    until: int | None = None
     limit: int = 10
     before: int = 3
     after: int = 3
@@ -93,19 +94,23 @@ def _integer(name: str, value: Any) -> int:
     return number
 
 
-def _bound(name: str, value: str, tz: str, end: bool) -> str:
-    """An ISO UTC key for a since/until value; a bare day is that whole local day."""
+def _bound(name: str, value: str, tz: str, end: bool) -> int:
+    """A since/until value in milliseconds since 1970; a bare day is that whole local day."""
     try:
         if _DAY.fullmatch(value):
             day = date.fromisoformat(value) + timedelta(days=1 if end else 0)
             moment = datetime.combine(day, time(), ZoneInfo(tz)) - timedelta(milliseconds=1 if end else 0)
-            return ts_key(moment.isoformat())
-        moment = datetime.fromisoformat(value)
+        elif "T" in value.upper():
+            moment = datetime.fromisoformat(value)
+        else:
+            moment = None
     except ValueError:
         moment = None
-    if moment is None or moment.tzinfo is None or "T" not in value.upper():
+    if moment is None or moment.tzinfo is None:
         raise ToolError("bad_date", f'"{name}" must be {_DATE_HELP}; got {orjson.dumps(value).decode()}')
-    return ts_key(moment.isoformat())
+    ms = epoch_ms(moment.isoformat())
+    assert ms is not None  # it was just parsed
+    return ms
 
 
 def validate(arguments: Any, tz: str) -> Args:
@@ -158,10 +163,9 @@ def validate(arguments: Any, tz: str) -> Args:
 
 
 def _stale(memory: Memory, journals: list[Journal]) -> Any:
-    by_path = {journal.path: journal for journal in journals}
-
     def reindex(path: str) -> None:
-        memory.sync(by_path[path], verify=True)  # a full prefix check sees rewrites the fingerprint missed
+        journal = next(journal for journal in journals if journal.path == path)
+        memory.sync(journal, verify=True)  # a full prefix check sees rewrites the fingerprint missed
 
     return reindex
 
@@ -173,9 +177,7 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
             'scope "global" is off: the user has not allowed it (setting '
             'memory.allowGlobal); use "project" or "session"',
         )
-    found = memory.discover()
-    journals = memory.journals(found, args.scope, args.session_id)
-    memory.refresh(found, journals)
+    journals, indexing = memory.before_answer(args.scope, args.session_id)
     current = os.path.abspath(memory.config.session_file) if memory.config.session_file else None
     view = View(memory.index, [j.path for j in journals], current, memory.now(), _stale(memory, journals))
     if args.action == "read":
@@ -188,7 +190,7 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
         )
     else:
         details = summaries(view, since=args.since, until=args.until, limit=args.limit)
-    return {"action": args.action, "scope": args.scope, **details, "indexing": memory.indexing(journals)}
+    return {"action": args.action, "scope": args.scope, **details, "indexing": indexing}
 
 
 def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:
@@ -198,10 +200,9 @@ def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:
         details = redact_tree(_answer(memory, args))
     except ToolError as error:
         return error.response()
-    except IndexUnavailable:
-        message = (
-            "the memory index cannot be opened or written; run /memory rebuild, or check the state folder"
-        )
+    except IndexUnavailable as error:
+        print(f"pimem: index unavailable: {error.detail}", file=sys.stderr)
+        message = f"{error}; free space or fix the state folder, then run /memory rebuild if it persists"
         return {"error": {"code": "index_unavailable", "message": message}}
     return {"content": [{"type": "text", "text": render(details)}], "details": details}
 

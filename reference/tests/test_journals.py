@@ -6,7 +6,11 @@ import os
 from pathlib import Path
 
 from conftest import Workspace, header, user, write_journal
-from pimem._journals import discover, parse_line, read_chunk, read_line_at
+from pimem._journals import Catalog, Discovery, parse_line, read_chunk, read_line_at
+
+
+def discover(agent_dir: str, session_dirs: list[str]) -> Discovery:
+    return Catalog(agent_dir, session_dirs).refresh()
 
 
 def test_discovery_default_layout_and_flat_dirs(workspace: Workspace) -> None:
@@ -70,3 +74,40 @@ def test_read_chunk_keeps_partial_lines_and_skips_overlong(tmp_path: Path) -> No
 def test_nesting_deeper_than_the_parsers_go_is_not_json() -> None:
     deep = b'{"id":"a","extra":' + b"[" * 10_000 + b"]" * 10_000 + b"}"
     assert parse_line(deep) is None
+
+
+def test_catalog_lists_again_only_when_a_folder_changes(workspace: Workspace) -> None:
+    first = workspace.journal("a.jsonl", [header("s-a"), user("u1", None, "hello")])
+    catalog = Catalog(str(workspace.agent_dir), [])
+    assert [j.session_id for j in catalog.refresh().journals] == ["s-a"]
+    generation = catalog.generation
+    workspace.journal("b.jsonl", [header("s-b", cwd="/home/u/b")])
+    assert [j.session_id for j in catalog.refresh().journals] == ["s-a", "s-b"]
+    assert catalog.generation > generation
+    first.unlink()
+    assert [j.session_id for j in catalog.refresh().journals] == ["s-b"]
+
+
+def test_catalog_sees_a_header_rewritten_in_place_on_a_full_look(workspace: Workspace) -> None:
+    path = workspace.journal("a.jsonl", [header("s-1"), user("u1", None, "hello")])
+    catalog = Catalog(str(workspace.agent_dir), [])
+    assert [j.session_id for j in catalog.refresh().journals] == ["s-1"]
+    before = os.stat(path)
+    path.write_bytes(path.read_bytes().replace(b'"s-1"', b'"s-9"'))  # same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same mtime
+    assert [j.session_id for j in catalog.refresh().journals] == ["s-1"]  # the quick look trusts it
+    assert [j.session_id for j in catalog.refresh(full=True).journals] == ["s-9"]
+
+
+def test_catalog_restat_follows_growth_and_removal(workspace: Workspace) -> None:
+    path = workspace.journal("a.jsonl", [header("s-1")])
+    catalog = Catalog(str(workspace.agent_dir), [])
+    (journal,) = catalog.refresh().journals
+    with path.open("a") as handle:
+        handle.write('{"type":"label","id":"l1","label":"x"}\n')
+    assert catalog.refresh().journals[0].size == journal.size  # a quick refresh does not stat it
+    grown = catalog.restat([journal.path])[journal.path]
+    assert grown.size > journal.size
+    assert catalog.refresh().journals == [grown]
+    path.unlink()
+    assert catalog.restat([journal.path]) == {}

@@ -152,10 +152,6 @@ def test_read_only_state_folder(shared_tmp: Path, impl: str) -> None:
     record_figure("damaged: read-only state folder", outcome(result))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "reference bug: on a full disk the backfill stops ('database or disk is full' on stderr only) and "
-    "every search answers without an error, with results missing and 'Indexing in progress: 2 of 8 "
-    "journals indexed' although indexing never resumes"))
 def test_full_disk(shared_tmp: Path, impl: str) -> None:
     writer = JournalWriter(shared_tmp)
     write_corpus(writer)
