@@ -148,6 +148,7 @@ class Index:
         self.max_line_bytes = max_line_bytes
         self._known: dict[str, tuple[int, int, int]] | None = None
         self._version = -1
+        self.reads = 0  # how often `known` was read again: its answer may have changed since
         try:
             self.db = self._connect()
         except (apsw.CorruptError, apsw.NotADBError):
@@ -230,6 +231,7 @@ class Index:
             rows = self.rows("SELECT path, id, size, mtime_ns FROM files")
             self._known = {path: (file_id, size, mtime) for path, file_id, size, mtime in rows}
             self._version = version
+            self.reads += 1
         return self._known
 
     # -- indexing --------------------------------------------------------------------------------
@@ -316,6 +318,10 @@ class Index:
             info.st_mtime_ns,
         )
         header_hash = _hash(raw_header)
+        state = self._state(journal.path)
+        unchanged = state is not None and (state.size, state.mtime_ns) == (info.st_size, info.st_mtime_ns)
+        if unchanged and not verify and state and not self._rewritten(current, state, header_hash, False):
+            return 0  # nothing new and nothing rewritten: no write at all
         work: _Pass | None = None
         while True:
             with self.write():

@@ -7,6 +7,7 @@ come from its header line, never from the folder name (Pi's cwd encoding is loss
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import os
 import re
@@ -178,12 +179,15 @@ class Catalog:
         self.agent_dir = agent_dir
         self.session_dirs = session_dirs
         self.generation = 0  # moves whenever the set of journals or a header's session id or cwd does
+        self.version = 0  # moves whenever anything does (a size, an mtime)
         self._lock = threading.Lock()
         self._stamps: dict[str, int] | None = None
         self._paths: list[str] = []  # candidates inside the roots, one per real file
         self._outside = 0  # candidates whose real path leaves the roots: skipped and counted
         self._looks: dict[str, _Look] = {}
         self._found: Discovery | None = None
+        self._positions: dict[str, int] = {}  # where each journal is in _found
+        self._recent: tuple[int, list[str]] = (-1, [])
 
     def _folders(self) -> dict[str, int]:
         """The mtime of every folder whose listing discovery depends on."""
@@ -215,9 +219,13 @@ class Catalog:
         if before is look:
             return
         self._looks[path] = look
-        self._found = None
+        self.version += 1
         if _identity(before.journal if before else None) != _identity(look.journal):
             self.generation += 1
+        if self._found is not None and path in self._positions and look.journal is not None:
+            self._found.journals[self._positions[path]] = look.journal  # it grew: no new list
+        else:
+            self._found = None
 
     def refresh(self, full: bool = False) -> Discovery:
         with self._lock:
@@ -234,11 +242,18 @@ class Catalog:
                     self._update(path, _look(path, None if full else before))
             if self._found is None:
                 looks = [self._looks[path] for path in self._paths]
-                self._found = Discovery(
-                    [look.journal for look in looks if look.journal is not None],
-                    self._outside + sum(look.skipped for look in looks),
-                )
+                journals = [look.journal for look in looks if look.journal is not None]
+                self._found = Discovery(journals, self._outside + sum(look.skipped for look in looks))
+                self._positions = {journal.path: number for number, journal in enumerate(journals)}
             return Discovery(list(self._found.journals), self._found.skipped_files)
+
+    def recent(self, count: int) -> list[str]:
+        """The `count` journals written last, as far as the catalog knows."""
+        with self._lock:
+            if self._recent[0] != self.version and self._found is not None:
+                newest = heapq.nlargest(count, self._found.journals, key=lambda journal: journal.mtime_ns)
+                self._recent = (self.version, [journal.path for journal in newest])
+            return self._recent[1]
 
     def know(self, journal: Journal) -> bool | None:
         """Take a journal whose header was just read (the current one): whether that changed what the
@@ -249,20 +264,17 @@ class Catalog:
                 return None
             if before.journal == journal:
                 return False
-            self._update(journal.path, _Look(before.key, journal))
+            inode = before.key[0] if before.key else 0  # if it changed, the next look reads it again
+            self._update(journal.path, _Look((inode, journal.size, journal.mtime_ns), journal))
             return True
 
-    def restat(self, paths: Iterable[str]) -> dict[str, Journal]:
-        """Look at these journals again; what each is now (absent when it is no journal any more)."""
-        found: dict[str, Journal] = {}
+    def restat(self, paths: Iterable[str]) -> None:
+        """Look at these journals again."""
         with self._lock:
             for path in paths:
                 before = self._looks.get(path)
                 if before is not None:
-                    self._update(path, look := _look(path, before))
-                    if look.journal is not None:
-                        found[path] = look.journal
-        return found
+                    self._update(path, _look(path, before))
 
 
 @dataclass

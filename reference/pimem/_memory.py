@@ -8,7 +8,6 @@ bigger backlogs are caught up in the background (`wake`), and the answer says ho
 
 from __future__ import annotations
 
-import heapq
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,9 +21,9 @@ from ._scope import scoped_journals
 
 __all__ = ["Config", "Memory", "indexed"]
 
-# Journals looked at again on every call: the most recently written in scope, since journals being
-# written are the ones that change. Others are looked at again by each backfill.
-_RESTAT = 64
+# Journals looked at again on every call: the most recently written, since journals being written
+# are the ones that change. Others are looked at again by each backfill.
+_RESTAT = 16
 _CATCH_UP_BYTES = 1 << 20  # what a call indexes of other journals in view before answering
 
 
@@ -63,6 +62,8 @@ class Memory:
         self._index: Index | None = None
         self._scopes: dict[tuple[Any, ...], set[str]] = {}
         self._dropped = -1  # the catalog generation whose vanished journals were last dropped
+        self._suspects: tuple[tuple[int, int], list[str]] = ((-1, -1), [])
+        self._view: tuple[tuple[Any, ...], list[Journal], dict[str, Any]] = ((), [], {})
 
     def now(self) -> datetime:
         return self.clock if self.clock is not None else datetime.now(UTC)
@@ -121,7 +122,8 @@ class Memory:
 
     def before_answer(self, scope: str, session_id: str | None) -> tuple[list[Journal], dict[str, Any]]:
         """Index the current journal, then the in-scope journals as they are now and the indexing
-        counts. Raises IndexUnavailable while the index takes no writes."""
+        counts. Raises IndexUnavailable while the index takes no writes. When neither discovery nor
+        the index changed since the previous call, its answer is reused."""
         if self.write_error is not None:
             self.wake()  # try again in the background; until that works, every call says so
             raise self.write_error
@@ -129,12 +131,26 @@ class Memory:
         if current is not None:
             self.sync(current)
         found = self.discover()
-        journals = self.freshen(self.journals(found, scope, session_id), current)
+        self.freshen(found)
         if self._dropped != self.catalog.generation:
             self._dropped = self.catalog.generation
             self.drop_missing(found)
-        self.catch_up(journals)
-        return journals, self.indexing(journals)
+        key = (scope, session_id, self.config.cwd, self.config.session_file)
+        if self._view[0] != (*key, self.catalog.version, self.index.reads):
+            journals = self.journals(self.discover(), scope, session_id)
+            self.catch_up(journals)
+            self._view = ((*key, self.catalog.version, self.index.reads), journals, self.indexing(journals))
+        return self._view[1], self._view[2]
+
+    def freshen(self, found: Discovery) -> None:
+        """Look again at the journals a call can afford to: the most recently written (journals being
+        written are the ones that change), and any the index holds in another state than the catalog
+        (another process indexed it after it grew)."""
+        known = self.index.known()
+        if self._suspects[0] != (self.catalog.version, self.index.reads):
+            suspects = [j.path for j in found.journals if j.path in known and not indexed(j, known)]
+            self._suspects = ((self.catalog.version, self.index.reads), suspects)
+        self.catalog.restat([*self.catalog.recent(_RESTAT), *self._suspects[1]])
 
     def catch_up(self, journals: list[Journal]) -> None:
         """Index the journals in view that grew since they were indexed, when that is cheap (another
@@ -153,14 +169,7 @@ class Memory:
         """The journals of `found` in scope, narrowed to a session id. The scope is remembered until
         discovery changes (a journal appears, goes, or changes its header)."""
         config = self.config
-        key = (
-            self.catalog.generation,
-            len(found.journals),
-            scope,
-            config.cwd,
-            config.home,
-            config.session_file,
-        )
+        key = (self.catalog.generation, len(found.journals), scope, config.cwd, config.session_file)
         paths = self._scopes.get(key)
         if paths is None:
             chosen = scoped_journals(
@@ -172,24 +181,6 @@ class Memory:
             journal
             for journal in found.journals
             if journal.path in paths and (session_id is None or journal.session_id == session_id)
-        ]
-
-    def freshen(self, journals: list[Journal], current: Journal | None) -> list[Journal]:
-        """The journals as they are on disk now, as far as a call can afford to look: the current
-        one, the most recently written, and any the index holds in another state than the cached one
-        (another process indexed it after it grew). A journal that is gone is left out."""
-        known = self.index.known()
-        again = {journal.path for journal in heapq.nlargest(_RESTAT, journals, key=lambda j: j.mtime_ns)}
-        again.update(
-            journal.path for journal in journals if journal.path in known and not indexed(journal, known)
-        )
-        fresh = self.catalog.restat(again)
-        if current is not None:
-            fresh[current.path] = current
-        return [
-            fresh.get(journal.path, journal)
-            for journal in journals
-            if journal.path not in again or journal.path in fresh
         ]
 
     def drop_missing(self, found: Discovery, index: Index | None = None) -> None:

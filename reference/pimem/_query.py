@@ -71,7 +71,7 @@ class _Row:
     rowid: int  # orders by day (see _index)
     entry_id: str
     parent_id: str | None
-    timestamp: str
+    stored_timestamp: str | None  # only when the line's string is not the canonical one
     kind: str
     role: str | None
     tool_name: str | None
@@ -88,6 +88,11 @@ class _Row:
     @property
     def source(self) -> str:
         return f"{_path_tag(self.path)}:{self.entry_id}"
+
+    @property
+    def timestamp(self) -> str:
+        """The line's `timestamp`, as it was written."""
+        return canonical_timestamp(self.ms) if self.stored_timestamp is None else self.stored_timestamp
 
     @property
     def age(self) -> tuple[int, str, int]:
@@ -183,9 +188,7 @@ def _rows(
 
 
 def _row(values: Any) -> _Row:
-    rowid, entry_id, parent_id, timestamp, *rest = values[:16]
-    shown = canonical_timestamp(rest[-1]) if timestamp is None else timestamp
-    return _Row(rowid, entry_id, parent_id, shown, *rest)
+    return _Row(*values[:16])
 
 
 def _load(view: View, row: _Row) -> Extracted | None:

@@ -401,11 +401,29 @@ def redact_slice(text: str, start: int, end: int) -> str:
 
 
 def redact_tree(value: Any) -> Any:
-    """Redact every string inside a JSON-like value (the last step before anything is returned)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [redact_tree(item) for item in value]
-    if isinstance(value, dict):
-        return {key: redact_tree(item) for key, item in value.items()}
-    return value
+    """Redact every string inside a JSON-like value (the last step before anything is returned),
+    all strings in one `redact_many`."""
+    strings: list[str] = []
+
+    def collect(item: Any) -> None:
+        if isinstance(item, str):
+            strings.append(item)
+        elif isinstance(item, list):
+            for element in item:
+                collect(element)
+        elif isinstance(item, dict):
+            for element in item.values():
+                collect(element)
+
+    def rebuild(item: Any) -> Any:
+        if isinstance(item, str):
+            return next(redacted)
+        if isinstance(item, list):
+            return [rebuild(element) for element in item]
+        if isinstance(item, dict):
+            return {key: rebuild(element) for key, element in item.items()}
+        return item
+
+    collect(value)
+    redacted = iter(redact_many(strings))
+    return rebuild(value)
