@@ -237,12 +237,14 @@ class Index:
     # -- indexing --------------------------------------------------------------------------------
 
     def _state(self, path: str) -> _FileState | None:
-        row = self.db.execute(
+        # `rows` reads to the end: a statement left open would hold a read snapshot, and a write
+        # begun on a stale snapshot fails at once (SQLITE_BUSY_SNAPSHOT) instead of waiting its turn
+        rows = self.rows(
             "SELECT id, cursor, size, mtime_ns, header_hash, last_offset, last_length, last_hash,"
             " prefix_hash, skipped_lines FROM files WHERE path=?",
             (path,),
-        ).fetchone()
-        return _FileState(*row) if row else None
+        )
+        return _FileState(*rows[0]) if rows else None
 
     def drop_file(self, file_id: int) -> None:
         """Remove a journal's lines and terms (inside the caller's transaction)."""
