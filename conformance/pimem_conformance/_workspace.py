@@ -109,7 +109,8 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        return self.root / "state"
+        """`state/`, or the path `setup.state` names (say, a file: a state dir that cannot be used)."""
+        return self.path(self.setup.get("state", "state"))
 
     def path(self, key: str) -> Path:
         """The file behind a journal key; keys never leave the workspace."""
@@ -118,12 +119,13 @@ class Workspace:
         return self.root / key
 
     @property
-    def session_file(self) -> Path:
-        session = self.setup.get("session")
-        if session is not None:
-            return self.path(session)
-        # Pi always has a current session file, created lazily: name one that does not exist.
-        return self.agent_dir / "sessions" / encoded_cwd_dir(self.setup["cwd"]) / "current.jsonl"
+    def session_file(self) -> Path | None:
+        """The current session's journal; None when `setup.session` is null (Pi's --no-session)."""
+        if "session" not in self.setup:
+            # Pi names its session file before creating it lazily: name one that does not exist.
+            return self.agent_dir / "sessions" / encoded_cwd_dir(self.setup["cwd"]) / "current.jsonl"
+        session = self.setup["session"]
+        return None if session is None else self.path(session)
 
     def open_workspace(self) -> dict[str, Any]:
         """The `workspace` object of an `open` request."""
@@ -133,14 +135,13 @@ class Workspace:
             "session_dirs": [str(self.root / flat) for flat in self.setup.get("flat", [])],
             "state_dir": str(self.state_dir),
             "cwd": self.setup["cwd"],
-            "session_file": str(self.session_file),
+            "session_file": None if self.session_file is None else str(self.session_file),
         }
 
     def prepare(self, journals: dict[str, Any]) -> None:
         """Create the folders and write every journal, with its initial mtime."""
         for folder in (
             self.agent_dir / "sessions",
-            self.state_dir,
             *(self.root / flat for flat in self.setup.get("flat", [])),
         ):
             folder.mkdir(parents=True, exist_ok=True)
@@ -161,6 +162,8 @@ class Workspace:
                 content = _lines_bytes(journal["lines"]) + journal.get("partial", "").encode("utf-8")
                 target.write_bytes(content)
             self._set_mtime(target, epoch_ns(journal.get("mtime", default_mtime)))
+        if not self.state_dir.exists():  # a case may make it a journal file instead
+            self.state_dir.mkdir(parents=True)
 
     @staticmethod
     def _set_mtime(target: Path, mtime_ns: int) -> None:

@@ -423,7 +423,7 @@ def _idless_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _secrets_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_index, "redact", lambda text: text)
+    monkeypatch.setattr(_index, "redact_many", lambda texts: list(texts))
 
 
 def _redaction_windows_without_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
