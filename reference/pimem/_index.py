@@ -149,6 +149,7 @@ class Index:
         self._known: dict[str, tuple[int, int, int]] | None = None
         self._version = -1
         self.reads = 0  # how often `known` was read again: its answer may have changed since
+        self._paths: tuple[int, dict[int, str]] | None = None
         try:
             self.db = self._connect()
         except (apsw.CorruptError, apsw.NotADBError):
@@ -223,6 +224,13 @@ class Index:
     def meta(self, key: str) -> str | None:
         rows = self.rows("SELECT value FROM meta WHERE key=?", (key,))
         return str(rows[0][0]) if rows else None
+
+    def paths(self) -> dict[int, str]:
+        """file id → path of every journal indexed (see `known`)."""
+        known = self.known()
+        if self._paths is None or self._paths[0] != self.reads:
+            self._paths = (self.reads, {value[0]: path for path, value in known.items()})
+        return self._paths[1]
 
     def known(self) -> dict[str, tuple[int, int, int]]:
         """path → (file id, size, mtime_ns) of every journal indexed, re-read only after a write."""

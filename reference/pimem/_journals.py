@@ -187,6 +187,7 @@ class Catalog:
         self._looks: dict[str, _Look] = {}
         self._found: Discovery | None = None
         self._positions: dict[str, int] = {}  # where each journal is in _found
+        self._unsettled: set[str] = set()  # new candidates, and candidates that are no journal (yet)
         self._recent: tuple[int, list[str]] = (-1, [])
 
     def _folders(self) -> dict[str, int]:
@@ -213,6 +214,8 @@ class Catalog:
                 self._outside += 1  # a symlink leading outside the roots is never followed
         kept = set(self._paths)
         self._looks = {path: look for path, look in self._looks.items() if path in kept}
+        self._unsettled = {path for path in self._paths if path not in self._looks}
+        self._unsettled.update(path for path, look in self._looks.items() if look.journal is None)
 
     def _update(self, path: str, look: _Look) -> None:
         before = self._looks.get(path)
@@ -220,6 +223,10 @@ class Catalog:
             return
         self._looks[path] = look
         self.version += 1
+        if look.journal is None:
+            self._unsettled.add(path)  # looked at again on every refresh until it is a journal
+        else:
+            self._unsettled.discard(path)
         if _identity(before.journal if before else None) != _identity(look.journal):
             self.generation += 1
         if self._found is not None and path in self._positions and look.journal is not None:
@@ -235,11 +242,9 @@ class Catalog:
                 self._stamps = stamps
                 self._found = None
                 self.generation += 1
-            for path in self._paths:
-                before = self._looks.get(path)
-                if full or before is None or before.journal is None:
-                    # a full look reads every header: one rewritten in place may keep size and mtime
-                    self._update(path, _look(path, None if full else before))
+            for path in self._paths if full else sorted(self._unsettled):
+                # a full look reads every header: one rewritten in place may keep size and mtime
+                self._update(path, _look(path, None if full else self._looks.get(path)))
             if self._found is None:
                 looks = [self._looks[path] for path in self._paths]
                 journals = [look.journal for look in looks if look.journal is not None]

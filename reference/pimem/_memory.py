@@ -17,9 +17,10 @@ from typing import Any
 from ._forget import ForgetList
 from ._index import Index, IndexUnavailable
 from ._journals import DEFAULT_MAX_LINE_BYTES, Catalog, Discovery, Journal, read_header
+from ._query import scope_condition
 from ._scope import scoped_journals
 
-__all__ = ["Config", "Memory", "indexed"]
+__all__ = ["Config", "Memory", "Sight", "indexed"]
 
 # Journals looked at again on every call: the most recently written, since journals being written
 # are the ones that change. Others are looked at again by each backfill.
@@ -31,6 +32,16 @@ def indexed(journal: Journal, known: dict[str, tuple[int, int, int]]) -> bool:
     """Whether the index holds the journal as it is (same size and mtime)."""
     seen = known.get(journal.path)
     return seen is not None and seen[1] == journal.size and seen[2] == journal.mtime_ns
+
+
+@dataclass(frozen=True)
+class Sight:
+    """What a call sees: the journals in its scope as they are now, and how far they are indexed."""
+
+    journals: list[Journal]
+    paths: list[str]
+    condition: str  # the SQL condition for "in scope" (see _query.scope_condition)
+    indexing: dict[str, Any]
 
 
 @dataclass
@@ -63,7 +74,7 @@ class Memory:
         self._scopes: dict[tuple[Any, ...], set[str]] = {}
         self._dropped = -1  # the catalog generation whose vanished journals were last dropped
         self._suspects: tuple[tuple[int, int], list[str]] = ((-1, -1), [])
-        self._view: tuple[tuple[Any, ...], list[Journal], dict[str, Any]] = ((), [], {})
+        self._sight: tuple[tuple[Any, ...], Sight | None] = ((), None)
 
     def now(self) -> datetime:
         return self.clock if self.clock is not None else datetime.now(UTC)
@@ -120,7 +131,7 @@ class Memory:
         started = started if isinstance(started, str) else ""
         return Journal(os.path.abspath(path), obj["id"], obj["cwd"], started, info.st_size, info.st_mtime_ns)
 
-    def before_answer(self, scope: str, session_id: str | None) -> tuple[list[Journal], dict[str, Any]]:
+    def before_answer(self, scope: str, session_id: str | None) -> Sight:
         """Index the current journal, then the in-scope journals as they are now and the indexing
         counts. Raises IndexUnavailable while the index takes no writes. When neither discovery nor
         the index changed since the previous call, its answer is reused."""
@@ -136,11 +147,14 @@ class Memory:
             self._dropped = self.catalog.generation
             self.drop_missing(found)
         key = (scope, session_id, self.config.cwd, self.config.session_file)
-        if self._view[0] != (*key, self.catalog.version, self.index.reads):
+        sight = self._sight[1]
+        if sight is None or self._sight[0] != (*key, self.catalog.version, self.index.reads):
             journals = self.journals(self.discover(), scope, session_id)
             self.catch_up(journals)
-            self._view = ((*key, self.catalog.version, self.index.reads), journals, self.indexing(journals))
-        return self._view[1], self._view[2]
+            paths = [journal.path for journal in journals]
+            sight = Sight(journals, paths, scope_condition(self.index, paths), self.indexing(journals))
+            self._sight = ((*key, self.catalog.version, self.index.reads), sight)
+        return sight
 
     def freshen(self, found: Discovery) -> None:
         """Look again at the journals a call can afford to: the most recently written (journals being

@@ -21,7 +21,7 @@ from typing import Any
 from ._extract import Extracted, extract
 from ._index import DAY_SHIFT, MAX_MS, Index, canonical_timestamp, day_rowids
 from ._journals import parse_line, read_line_at
-from ._redact import redact, redact_slice
+from ._redact import redact, redact_slices
 
 __all__ = [
     "CANDIDATE_CAP",
@@ -33,6 +33,7 @@ __all__ = [
     "fts_any",
     "query_terms",
     "read",
+    "scope_condition",
     "search",
     "summaries",
 ]
@@ -43,7 +44,6 @@ _RECENCY_DAYS = 30.0  # an entry this old ranks half as high as an equally relev
 _K1, _B = 1.2, 0.75  # BM25's saturation and length normalisation
 _EXCERPT_CHARS = 240
 _EXCERPT_LEAD = 60
-_EXCERPT_MARGIN = 2_000  # redacted around an excerpt of a long text: more than any bounded secret spans
 _CONTEXT_CHARS = 4_000
 _CACHED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
 _DAY_MS = 86_400_000
@@ -104,6 +104,15 @@ def _newest_first(rows: Iterable[_Row]) -> list[_Row]:
     return sorted(rows, key=lambda row: row.age, reverse=True)
 
 
+def scope_condition(index: Index, paths: list[str]) -> str:
+    """The SQL condition for "in one of these journals" (file ids are integers, so they are inlined)."""
+    known = index.known()
+    ids = {known[path][0] for path in paths if path in known}
+    if len(ids) == len(known):
+        return "1"  # every indexed journal is in scope
+    return f"e.file_id IN ({','.join(map(str, sorted(ids)))})"
+
+
 @dataclass
 class View:
     """What one call may see: the in-scope journal paths, plus how to reach back to the instance."""
@@ -113,17 +122,16 @@ class View:
     current: str | None
     now: datetime
     stale: Callable[[str], None]  # reindex a journal whose pointer no longer lands on its entry
+    condition: tuple[list[str], str] | None = None  # scope_condition of a paths list, if known
 
     @functools.cached_property
     def scope_sql(self) -> str:
-        """The SQL condition for "in scope" (file ids are integers, so they are inlined)."""
-        known = self.index.known()
-        ids = {known[path][0] for path in self.paths if path in known}
-        if len(ids) == len(known):
-            return "1"  # every indexed journal is in scope
-        return f"e.file_id IN ({','.join(map(str, sorted(ids)))})"
+        if self.condition is not None and self.condition[0] is self.paths:
+            return self.condition[1]
+        return scope_condition(self.index, self.paths)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _path_tag(path: str) -> str:
     return hashlib.blake2b(path.encode("utf-8", "surrogatepass"), digest_size=5).hexdigest()
 
@@ -246,15 +254,18 @@ def _first(text: str, terms: list[str]) -> int:
     return min(found, default=0)
 
 
-def _excerpt(text: str, terms: list[str]) -> str:
-    """A piece of the redacted text around the first query term; only that piece is redacted."""
-    at = _first(text, terms)
-    low = max(0, at - _EXCERPT_LEAD - _EXCERPT_MARGIN)
-    piece = " ".join(redact_slice(text, low, at + _EXCERPT_CHARS + _EXCERPT_MARGIN).split())
-    start = max(0, _first(piece, terms) - _EXCERPT_LEAD) if terms else 0
-    ahead = low + start > 0
-    behind = start + _EXCERPT_CHARS < len(piece) or at + _EXCERPT_CHARS + _EXCERPT_MARGIN < len(text)
-    return ("…" if ahead else "") + piece[start : start + _EXCERPT_CHARS] + ("…" if behind else "")
+def _excerpts(texts: list[str], terms: list[str]) -> list[str]:
+    """A piece of each text's redacted form from just before the first query term (only those
+    pieces are redacted), its runs of whitespace made single spaces."""
+    starts = [max(0, _first(text, terms) - _EXCERPT_LEAD) for text in texts]
+    ends = [start + 2 * _EXCERPT_CHARS for start in starts]  # room for the whitespace that goes
+    pieces = redact_slices(list(zip(texts, starts, ends, strict=True)))
+    excerpts = []
+    for text, start, end, piece in zip(texts, starts, ends, pieces, strict=True):
+        flat = " ".join(piece.split())
+        more = len(flat) > _EXCERPT_CHARS or end < len(text)
+        excerpts.append(("…" if start else "") + flat[:_EXCERPT_CHARS] + ("…" if more else ""))
+    return excerpts
 
 
 def _result(row: _Row, excerpt: str) -> dict[str, Any]:
@@ -274,10 +285,37 @@ def _result(row: _Row, excerpt: str) -> dict[str, Any]:
 # -- search --------------------------------------------------------------------------------------
 
 
-def _newest(view: View, match: str, where: str, params: tuple[Any, ...]) -> list[_Row]:
+@dataclass(frozen=True)
+class _Hit:
+    """A search candidate: what ranking needs, before its row is fetched."""
+
+    rowid: int
+    chars: int
+    ms: int
+    path: str
+    offset: int
+
+
+def _newest(view: View, match: str, where: str, params: tuple[Any, ...]) -> list[_Hit]:
     """The newest in-scope entries that match, at most CANDIDATE_CAP (FTS5 walks newest first)."""
-    hits = _rows(view, where, params, f"ORDER BY {{rowid}} DESC LIMIT {CANDIDATE_CAP}", match=match)
-    return [_row(values) for values in hits]
+    where, tail = where.replace("{rowid}", "terms.rowid"), f"ORDER BY terms.rowid DESC LIMIT {CANDIDATE_CAP}"
+    sql = (
+        "SELECT e.rowid, e.chars, e.ts, e.file_id, e.offset"
+        " FROM terms JOIN entries e ON e.rowid = terms.rowid"
+        f" WHERE terms MATCH ? AND {view.scope_sql} {where} {tail}"
+    )
+    paths = view.index.paths()
+    return [
+        _Hit(rowid, chars, ms, paths[file_id], offset)
+        for rowid, chars, ms, file_id, offset in view.index.rows(sql, (match, *params))
+    ]
+
+
+def _fetch(view: View, hits: list[_Hit]) -> list[_Row]:
+    """The rows of some candidates, in their order."""
+    rowids = ",".join(str(hit.rowid) for hit in hits)
+    rows = {values[0]: _row(values) for values in _rows(view, f"AND e.rowid IN ({rowids})", ())}
+    return [rows[hit.rowid] for hit in hits if hit.rowid in rows]
 
 
 def _day(day: int) -> tuple[int, int]:
@@ -294,42 +332,48 @@ def _latest(view: View, where: str, params: tuple[Any, ...], count: int) -> list
     return _newest_first({values[0]: _row(values) for values in found}.values())[:count]
 
 
-def _ranked(view: View, rows: list[_Row], weight: Callable[[_Row], float]) -> list[_Row]:
-    """BM25 with one occurrence per term (FTS5 detail=none keeps no counts), halved over 30 days."""
-    if not rows:
+def _ranked(view: View, hits: list[_Hit], weight: Callable[[_Hit], float]) -> list[_Hit]:
+    """BM25 with one occurrence per term (FTS5 detail=none keeps no counts), halved over 30 days;
+    equal scores newer first, then in an order that survives a rebuild (rowids do not)."""
+    if not hits:
         return []
     now_ms = view.now.timestamp() * 1000
-    average = max(1.0, sum(row.chars for row in rows) / len(rows))
+    average = max(1.0, sum(hit.chars for hit in hits) / len(hits))
 
-    def score(row: _Row) -> float:
-        length = (_K1 + 1) / (1 + _K1 * (1 - _B + _B * row.chars / average))
-        age = max(0.0, (now_ms - row.ms) / _DAY_MS)
-        return weight(row) * length / (1 + age / _RECENCY_DAYS)
+    def score(hit: _Hit) -> float:
+        length = (_K1 + 1) / (1 + _K1 * (1 - _B + _B * hit.chars / average))
+        age = max(0.0, (now_ms - hit.ms) / _DAY_MS)
+        return weight(hit) * length / (1 + age / _RECENCY_DAYS)
 
-    return sorted(rows, key=lambda row: (score(row), *row.age), reverse=True)
+    return sorted(hits, key=lambda hit: (score(hit), hit.ms, hit.path, hit.offset), reverse=True)
 
 
-def _search_once(view: View, terms: list[str] | None, where: str, params: tuple[Any, ...], limit: int) -> Any:
+def _search_once(
+    view: View, terms: list[str] | None, where: str, params: tuple[Any, ...], limit: int
+) -> tuple[str, list[_Row], int]:
+    """(match, the first `limit` rows, how many there are)."""
     if terms is None:
-        return "list", _latest(view, where, params, limit + 1)
+        rows = _latest(view, where, params, limit + 1)
+        return "list", rows[:limit], len(rows)
     if not terms:
-        return "none", []
-    rows = _newest(view, fts_all(terms), where, params)
-    if rows:
-        return "all", _ranked(view, rows, lambda row: 1.0)
-    if len(terms) == 1:
-        return "none", []
-    # any term: each term's newest candidates; rarer terms weigh more (an IDF from capped counts)
-    found: dict[int, _Row] = {}
-    weights: dict[int, float] = {}
-    for term in terms:
-        hits = _newest(view, fts_any([term]), where, params)
-        for row in hits:
-            found[row.rowid] = row
-            weights[row.rowid] = weights.get(row.rowid, 0.0) + math.log(1 + CANDIDATE_CAP / len(hits))
-    if not found:
-        return "none", []
-    return "any", _ranked(view, list(found.values()), lambda row: weights[row.rowid])
+        return "none", [], 0
+    hits = _ranked(view, _newest(view, fts_all(terms), where, params), lambda hit: 1.0)
+    match = "all"
+    if not hits and len(terms) > 1:
+        # any term: each term's newest candidates; rarer terms weigh more (an IDF from capped counts)
+        found: dict[int, _Hit] = {}
+        weights: dict[int, float] = {}
+        for term in terms:
+            candidates = _newest(view, fts_any([term]), where, params)
+            for hit in candidates:
+                found[hit.rowid] = hit
+                weights[hit.rowid] = weights.get(hit.rowid, 0.0) + math.log(
+                    1 + CANDIDATE_CAP / len(candidates)
+                )
+        hits, match = _ranked(view, list(found.values()), lambda hit: weights[hit.rowid]), "any"
+    if not hits:
+        return "none", [], 0
+    return match, _fetch(view, hits[:limit]), len(hits)
 
 
 def search(
@@ -338,16 +382,12 @@ def search(
     terms = None if query is None or not query.strip() else query_terms(query)
     where, params = _filters(kind, since, until)
     for retry in (True, False):
-        match, rows = _search_once(view, terms, where, params, limit)
-        results = []
-        for row in rows[:limit]:
-            entry = _load(view, row)
-            if entry is not None:
-                results.append(_result(row, _excerpt(entry.text, terms or [])))
-            elif retry:
-                break  # a journal changed under its pointers and was just reindexed: search again
-        else:
-            break
+        match, rows, total = _search_once(view, terms, where, params, limit)
+        loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
+        if len(loaded) == len(rows) or not retry:
+            break  # else a journal changed under its pointers and was just reindexed: search again
+    excerpts = _excerpts([entry.text for _, entry in loaded], terms or [])
+    results = [_result(row, excerpt) for (row, _), excerpt in zip(loaded, excerpts, strict=True)]
     hints = {
         "any": "No entry has every term; these have at least one. Try fewer or different words.",
         "none": "Nothing matched. Try other words, a wider date range, or no kind filter.",
@@ -358,7 +398,7 @@ def search(
         "match": match,
         "hint": hints.get(match),
         "limit": limit,
-        "truncated": len(rows) > limit,
+        "truncated": total > limit,
         "results": results,
     }
 

@@ -17,11 +17,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["redact", "redact_many", "redact_slice", "redact_tree"]
+__all__ = ["redact", "redact_many", "redact_slices", "redact_tree"]
 
 _SLICE_CHARS = 1 << 20
 _OVERLAP_CHARS = 1 << 16
-_SLICE_MARGIN = 4_096  # around a slice: longer than any secret except a private key
+_SLICE_MARGIN = 512  # scanned around a slice (see _widen)
+_RUN_REACH = 1 << 14  # how far a token-shaped run crossing a slice's edge is followed
+_KEY_REACH = 1 << 16  # how far back a private key's BEGIN line is looked for
+_RUN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_.-"
 _BATCH_CHARS = 1 << 18  # short texts are redacted this many characters at a time
 # Between texts redacted together: no rule matches across it (none lets \s or a value run over
 # both a newline and NUL), a private key ends at it and AWS context stops at it.
@@ -389,15 +392,43 @@ def _redact_joined(texts: list[str], batch: list[int], done: list[str]) -> None:
         start = end + len(_SEPARATOR)
 
 
-def redact_slice(text: str, start: int, end: int) -> str:
-    """The redacted form of text[start:end]: what `redact(text)` shows there, a secret cut by either
-    edge shown as its marker. Only the slice and a margin around it are scanned (private keys, which
-    have no length bound, are looked for in the whole text), so a long text costs no more than a
-    short one."""
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """The part of `text` to scan for the secrets that may reach into text[start:end]: a margin
+    around it, widened to the whole of a token-shaped run (a JWT, a key) crossing either edge, and
+    back to a private key's BEGIN line whose block is still open at the start."""
     low, high = max(0, start - _SLICE_MARGIN), min(len(text), end + _SLICE_MARGIN)
-    found = list(_rule_spans(text[low:high], low, whole=False))
-    found.extend(_rule_spans(text, 0, whole=True))
-    return _render(text, _merge(found), max(0, start), min(len(text), end))
+    head, tail = text[max(0, low - _RUN_REACH) : low], text[high : high + _RUN_REACH]
+    low, high = (
+        low - len(head) + len(head.rstrip(_RUN_CHARS)),
+        high + len(tail) - len(tail.lstrip(_RUN_CHARS)),
+    )
+    begin = text.rfind("-----BEGIN ", max(0, low - _KEY_REACH), low)
+    if begin >= 0 and text.find("-----END ", begin, low) < 0:
+        low = begin
+    return low, high
+
+
+def redact_slices(pieces: list[tuple[str, int, int]]) -> list[str]:
+    """For each (text, start, end), the redacted form of text[start:end]: what `redact(text)` shows
+    there, a secret cut by either edge shown as its marker. Only the neighbourhood of each slice is
+    scanned (see _widen), all of them joined as in `redact_many`, so long texts cost no more than
+    short ones."""
+    windows = [_widen(text, start, end) for text, start, end in pieces]
+    joined = _SEPARATOR.join(
+        text[low:high] for (text, _, _), (low, high) in zip(pieces, windows, strict=True)
+    )
+    spans = _merge([*_rule_spans(joined, 0, whole=False), *_rule_spans(joined, 0, whole=True)])
+    done = []
+    offset = 0
+    for (text, start, end), (low, high) in zip(pieces, windows, strict=True):
+        own = [
+            (s - offset + low, e - offset + low, name)
+            for s, e, name in spans
+            if offset <= s < offset + high - low
+        ]
+        done.append(_render(text, own, max(0, start), min(len(text), end)))
+        offset += high - low + len(_SEPARATOR)
+    return done
 
 
 def redact_tree(value: Any) -> Any:

@@ -177,9 +177,10 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
             'scope "global" is off: the user has not allowed it (setting '
             'memory.allowGlobal); use "project" or "session"',
         )
-    journals, indexing = memory.before_answer(args.scope, args.session_id)
+    sight = memory.before_answer(args.scope, args.session_id)
     current = os.path.abspath(memory.config.session_file) if memory.config.session_file else None
-    view = View(memory.index, [j.path for j in journals], current, memory.now(), _stale(memory, journals))
+    stale = _stale(memory, sight.journals)
+    view = View(memory.index, sight.paths, current, memory.now(), stale, (sight.paths, sight.condition))
     if args.action == "read":
         return read(view, args.entry_id, args.source, args.offset)
     if args.action == "around":
@@ -190,7 +191,7 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
         )
     else:
         details = summaries(view, since=args.since, until=args.until, limit=args.limit)
-    return {"action": args.action, "scope": args.scope, **details, "indexing": indexing}
+    return {"action": args.action, "scope": args.scope, **details, "indexing": sight.indexing}
 
 
 def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:

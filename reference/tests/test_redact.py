@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pimem._redact import redact, redact_many, redact_slice, redact_tree
+from pimem._redact import redact, redact_many, redact_slices, redact_tree
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
@@ -107,11 +107,23 @@ def test_redacting_many_texts_at_once_is_redacting_each() -> None:
     assert redact_many(texts)[3] == texts[3]
 
 
-def test_a_slice_is_redacted_as_in_the_whole_text() -> None:
+def test_slices_are_redacted_as_in_the_whole_text() -> None:
     token = "ghp_" + "b1" * 18
     text = "a " * 5000 + token + " c" * 5000
     at = text.index(token)
-    assert redact_slice(text, at + 10, at + 20) == "[REDACTED:token]"  # cut on both edges
-    assert redact_slice(text, at - 2, at + len(token) + 2) == "a [REDACTED:token] c"
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJ" + "x" * 12_000 + ".signature123"  # longer than any margin
     key = "-----BEGIN PRIVATE KEY-----\n" + "QUJD\n" * 5000 + "-----END PRIVATE KEY-----"
-    assert redact_slice(key, 20_000, 20_010) == "[REDACTED:private-key]"  # its BEGIN is far behind
+    pieces = [
+        (text, at + 10, at + 20),  # cut on both edges
+        (text, at - 2, at + len(token) + 2),
+        (jwt, 9_000, 9_010),
+        (key, 20_000, 20_010),  # its BEGIN line is far behind
+        ("nothing secret here", 8, 14),
+    ]
+    assert redact_slices(pieces) == [
+        "[REDACTED:token]",
+        "a [REDACTED:token] c",
+        "[REDACTED:jwt]",
+        "[REDACTED:private-key]",
+        "secret",
+    ]
