@@ -434,6 +434,11 @@ def _outputs_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_tool, "redact_tree", lambda value: value)
 
 
+def _excerpts_miss_open_key_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An excerpt's neighbourhood is redacted alone, never widened back to a key block's BEGIN line.
+    monkeypatch.setattr(_redact, "_KEY_REACH", 0)
+
+
 def _errors_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         _query.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
@@ -779,6 +784,13 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-005"),
         _redaction_windows_without_overlap,
+    ),
+    Broken(
+        "excerpts-miss-open-key-blocks",
+        "a search excerpt inside a long private key block is redacted without the block's BEGIN line",
+        ("redaction",),
+        _ids("JM-REDACT-002"),
+        _excerpts_miss_open_key_blocks,
     ),
     Broken(
         "errors-not-redacted",
