@@ -62,11 +62,12 @@ class _Scan:
 
     @functools.cached_property
     def lower(self) -> str:
-        return self.text.lower()
-
-    @property
-    def aligned(self) -> bool:
-        return len(self.lower) == len(self.text)  # rare case-mappings change lengths
+        """Lower case, position for position with the text (keyword positions index both): a
+        character whose lower case is longer, like "İ", stays as it is."""
+        lower = self.text.lower()
+        if len(lower) == len(self.text):  # lower-casing only ever lengthens
+            return lower
+        return "".join(low if len(low := char.lower()) == 1 else char for char in self.text)
 
     def at(self, keyword: str) -> list[int]:
         if keyword not in self._found:
@@ -124,12 +125,7 @@ def _anchored(
     """A pattern that starts with a keyword (any case), tried only where `starts` says one occurs."""
 
     def find(scan: _Scan) -> Iterator[tuple[int, int]]:
-        matches: Iterator[re.Match[str] | None]
-        if scan.aligned:
-            matches = (pattern.match(scan.text, start) for start in sorted(starts(scan)))
-        else:
-            matches = pattern.finditer(scan.text)
-        for match in matches:
+        for match in (pattern.match(scan.text, start) for start in sorted(starts(scan))):
             if match and accept(match.group(match.lastindex or 0)):
                 yield _last_group(match)
 

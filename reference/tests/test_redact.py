@@ -127,3 +127,10 @@ def test_slices_are_redacted_as_in_the_whole_text() -> None:
         "[REDACTED:private-key]",
         "secret",
     ]
+
+
+@pytest.mark.parametrize("before", ["İ", "İİİ ", "ﬃ İ"])
+def test_a_character_whose_lower_case_is_longer_does_not_shift_keyword_positions(before: str) -> None:
+    texts = [f"{before} x", "mysql://root:Hunter22replica@db/app", f"{before} password=Hunter22replica9"]
+    redacted = [redact("\n".join(texts)), *redact_many(texts)]
+    assert not [text for text in redacted if "Hunter22replica" in text]
