@@ -222,11 +222,11 @@ def _junk(memory: Memory, journal: Journal) -> list[str]:
         return []
     reasons = []
     if any(_under(journal.cwd, temp) for temp in _temp_dirs()):
-        reasons.append("temp_cwd")
+        reasons.append("temp-dir")
     if not kinds.get("user"):
-        reasons.append("no_user_message")
+        reasons.append("no-user-message")
     if kinds.get("assistant", 0) <= 2:
-        reasons.append("few_replies")
+        reasons.append("few-replies")
     return reasons
 
 

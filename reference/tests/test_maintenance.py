@@ -43,7 +43,7 @@ def test_gc_preview_then_exact_confirm(fixture_session: Any) -> None:
     session.call(cmd="clock", instance="a", now="2099-01-01T00:00:00.000Z")  # every copied journal is quiet
     preview = session.command("gc")["details"]["candidates"]
     by_cwd = {candidate["path"].split("/sessions/")[-1].split("/")[0]: candidate for candidate in preview}
-    assert "temp_cwd" in by_cwd["--tmp-pi-scratch-7f3a--"]["reasons"]
+    assert "temp-dir" in by_cwd["--tmp-pi-scratch-7f3a--"]["reasons"]
     assert all(not path.startswith("--home-u-treeproj--") for path in by_cwd)  # compacted, and current
     changed = preview[0]["path"]
     with open(changed, "a", encoding="utf-8") as handle:
