@@ -71,7 +71,7 @@ def is_sensitive_path(path: str) -> bool:
     base = parts[-1]
     if base in _SECRET_BASENAMES or base.startswith(".env.") or base.endswith(_SECRET_SUFFIXES):
         return True
-    if ".ssh" in parts and not base.endswith(".pub"):  # public keys are meant to be shared
+    if ".ssh" in parts:  # known_hosts and config name hosts too, so the whole folder stays out
         return True
     return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
 
