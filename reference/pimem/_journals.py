@@ -103,17 +103,17 @@ def _inside(real: str, roots: list[str]) -> bool:
     return any(real == root or real.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-def _candidates(agent_dir: str | None, session_dirs: list[str]) -> Iterator[tuple[str, list[str]]]:
-    """Each candidate file with the real roots it may live under."""
+def _roots(agent_dir: str | None, session_dirs: list[str]) -> list[str]:
+    """The folders journals may live in, resolved: the default layout's and every flat dir."""
+    folders = ([os.path.join(agent_dir, "sessions")] if agent_dir else []) + session_dirs
+    return [os.path.realpath(folder) for folder in folders]
+
+
+def _candidates(agent_dir: str | None, session_dirs: list[str]) -> Iterator[str]:
     if agent_dir:
-        sessions = os.path.join(agent_dir, "sessions")
-        roots = [os.path.realpath(sessions)]
-        for path in sorted(Path(sessions).glob("*/*.jsonl")):
-            yield str(path), roots
+        yield from sorted(str(path) for path in Path(agent_dir, "sessions").glob("*/*.jsonl"))
     for flat in session_dirs:
-        roots = [os.path.realpath(flat)]
-        for path in sorted(Path(flat).glob("*.jsonl")):
-            yield str(path), roots
+        yield from sorted(str(path) for path in Path(flat).glob("*.jsonl"))
 
 
 @dataclass(frozen=True)
@@ -201,17 +201,16 @@ class Catalog:
         return {folder: _stamp(folder) for folder in folders}
 
     def _relist(self) -> None:
-        self._paths, self._outside = [], 0
-        seen: set[str] = set()
-        for path, roots in _candidates(self.agent_dir, self.session_dirs):
+        roots = _roots(self.agent_dir, self.session_dirs)
+        by_real: dict[str, str] = {}
+        self._outside = 0
+        for path in _candidates(self.agent_dir, self.session_dirs):
             real = os.path.realpath(path)
-            if real in seen:
-                continue
-            seen.add(real)
-            if _inside(real, roots):
-                self._paths.append(path)
-            else:
+            if not _inside(real, roots):
                 self._outside += 1  # a symlink leading outside the roots is never followed
+            elif real not in by_real or not os.path.islink(path):
+                by_real[real] = path  # one journal seen twice is kept once, under its own name
+        self._paths = list(by_real.values())
         kept = set(self._paths)
         self._looks = {path: look for path, look in self._looks.items() if path in kept}
         self._unsettled = {path for path in self._paths if path not in self._looks}
