@@ -155,11 +155,11 @@ def _run(options: argparse.Namespace) -> tuple[str, Any]:
         if "error" in answer:
             raise ToolError(answer["error"]["code"], answer["error"]["message"])
         return render(answer["details"]), answer["details"]
-    progress = _progress if options.command in ("index", "rebuild") and sys.stderr.isatty() else None
+    progress = _progress if sys.stderr.isatty() else lambda done, total: None
     actions: dict[str, Callable[[], tuple[str, dict[str, Any]]]] = {
         "status": lambda: ("status", status(memory)),
         "index": lambda: ("index", index_all(memory, verify=options.verify, progress=progress)),
-        "rebuild": lambda: ("rebuild", rebuild(memory)),
+        "rebuild": lambda: ("rebuild", rebuild(memory, progress)),
         "gc": lambda: ("gc", gc_confirm(memory) if options.confirm else gc_preview(memory)),
         "forget": lambda: ("forget", forget(memory, options.id)),
     }

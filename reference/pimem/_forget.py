@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 
 __all__ = ["ForgetList"]
 
@@ -35,9 +36,14 @@ class ForgetList:
             self._stamp = stamp
 
     def hidden(self, session_id: str, entry_id: str) -> bool:
+        return self.now()(session_id, entry_id)
+
+    def now(self) -> Callable[[str, str], bool]:
+        """`hidden` as the list stands now (one look at the file for any number of questions)."""
         with self._lock:
             self._load()
-            return session_id in self._sessions or entry_id in self._entries
+            entries, sessions = frozenset(self._entries), frozenset(self._sessions)
+        return lambda session_id, entry_id: session_id in sessions or entry_id in entries
 
     def add(self, kind: str, value: str) -> None:
         """Record `value` as a forgotten entry id ("entry") or session id ("session")."""

@@ -13,16 +13,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import multiprocessing
 import os
-from collections.abc import Callable, Iterator
+import threading
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple, TypeVar
 
 import apsw
 
-from ._extract import extract, sensitive_call_ids
-from ._journals import Journal, LineChunk, parse_line, read_chunk, read_header, read_line_at
+from ._extract import WITHHELD, extract, sensitive_call_ids
+from ._journals import Journal, parse_line, read_chunk, read_header, read_line_at
 from ._redact import redact_many
 
 __all__ = [
@@ -34,14 +40,22 @@ __all__ = [
     "canonical_timestamp",
     "day_rowids",
     "epoch_ms",
+    "preparing",
 ]
 
-SCHEMA_VERSION = "pimem-2"
+SCHEMA_VERSION = "pimem-4"
 _BUSY_MS = 10_000
 # Lines per transaction: fewer commits (and FTS5 segments) against holding the write lock longer
 _BATCH_BYTES = 4 << 20
+_AHEAD = 4  # batches prepared ahead of the one being stored, when workers prepare them
+_DIGEST_MASK = (1 << 64) - 1
+_POOL_BYTES = 64 << 20  # a pass over less than this is prepared in this process
+_WORKERS = 2
+T = TypeVar("T")
 DAY_SHIFT = 24  # up to 16 million lines a day
 _DAY_MS = 86_400_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MS = timedelta(milliseconds=1)
 _LAST_OF_DAY = "SELECT max(rowid) FROM entries WHERE rowid BETWEEN ? AND ?"
 MAX_MS = (1 << 46) - 1  # timestamps are clamped to 1970..4199
 _SCHEMA = """
@@ -91,7 +105,12 @@ def epoch_ms(timestamp: str) -> int | None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return min(max(int(moment.timestamp() * 1000), 0), MAX_MS)
+    return min(max((moment - _EPOCH) // _ONE_MS, 0), MAX_MS)
+
+
+def _canonical_shape(timestamp: str) -> bool:
+    """Whether it has the shape Pi writes (2026-11-20T10:00:00.000Z), checked without parsing."""
+    return len(timestamp) == 24 and timestamp[10] == "T" and timestamp[19] == "." and timestamp[23] == "Z"
 
 
 def canonical_timestamp(ms: int) -> str:
@@ -106,7 +125,46 @@ def day_rowids(first_ms: int, last_ms: int) -> tuple[int, int]:
 
 
 def _chain(digest: bytes, line: bytes) -> bytes:
-    return hashlib.blake2b(digest + line, digest_size=16).digest()
+    """The prefix hash extended by one line (the previous digest keys the next)."""
+    return hashlib.blake2b(line, digest_size=16, key=digest).digest()
+
+
+def _create(path: str) -> None:
+    """A new, empty index file in WAL mode, made aside and linked into place, so no process ever
+    opens one in another mode: switching modes takes a lock that SQLite does not wait for."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    aside = f"{path}.{os.getpid()}.{threading.get_ident()}.new"
+    db = apsw.Connection(aside)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.close()
+    try:
+        os.link(aside, path)  # atomic, and never over an index another process just made
+    except FileExistsError:
+        pass
+    finally:
+        os.remove(aside)
+
+
+@contextlib.contextmanager
+def _immediate(db: apsw.Connection) -> Iterator[None]:
+    """A transaction that holds the write lock from its start, so writers queue on the busy timeout
+    (a read that turns into a write fails at once when another writer got there first)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(apsw.Error):  # a failed COMMIT may have ended the transaction
+            db.execute("ROLLBACK")
+        raise
+
+
+def _schema(db: apsw.Connection) -> str | None:
+    """The schema version an index file says it has, if any."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchall():
+        return None
+    rows = db.execute("SELECT value FROM meta WHERE key='schema'").fetchall()
+    return str(rows[0][0]) if rows else None
 
 
 def _hash(data: bytes) -> bytes:
@@ -127,17 +185,162 @@ class _FileState:
     skipped_lines: int
 
 
+@dataclass(frozen=True)
+class _Task:
+    """Prepare the complete lines of a journal from `start`, about _BATCH_BYTES of them."""
+
+    path: str
+    start: int
+    max_line_bytes: int
+    withheld: frozenset[str]  # sensitive call ids the index knows of
+
+
+class _Line(NamedTuple):
+    """A line with an id, ready to store; an entry has a kind and a text."""
+
+    day: int  # becomes the rowid (see _number)
+    entry_id: str
+    parent_id: str | None
+    offset: int
+    length: int
+    ms: int
+    shown: str | None  # the timestamp, when it is not the canonical rendering of `ms`
+    kind: str | None = None
+    role: str | None = None
+    tool_name: str | None = None
+    tokens_before: int | None = None
+    text: str | None = None  # redacted
+    call_id: str | None = None  # the tool call a tool result answers
+
+    def row(self, file_id: int) -> list[Any]:
+        """Its columns in the entries table."""
+        chars = None if self.text is None else len(self.text)
+        head = [self.day, file_id, self.entry_id, self.parent_id, self.offset, self.length, self.ms]
+        return [*head, self.kind, self.role, self.tool_name, chars, self.tokens_before, self.shown]
+
+
+@dataclass
+class _Prepared:
+    """A task's lines with an id, ready to store: extracted and redacted, not yet numbered."""
+
+    start: int
+    end: int
+    lines: list[_Line]
+    sensitive: list[str]  # call ids of tool calls that read a sensitive file
+    skipped: int  # overlong and malformed lines
+    digest: int  # the prefix hash of these lines (see _line_digest)
+    last: tuple[int, int, bytes] | None  # offset, length and hash of the last line
+
+
+def _line_digest(offset: int, line: bytes) -> int:
+    """A line's share of the prefix hash: the XOR of these over all lines, so that the prefix hash
+    of a journal prepared in pieces, in any order, is the same. Its CRC times the (odd-made) offset,
+    so that a line that moved counts as changed: CRCs alone are linear, and two equal-length lines
+    that swap places would cancel out. It detects edits, not adversaries."""
+    return zlib.crc32(line) * (2 * offset + 1) & _DIGEST_MASK
+
+
+def prepare(task: _Task) -> _Prepared:
+    """Read, parse, extract and redact one batch of lines. Pure (no index): it runs in a worker
+    process during large passes, in this one otherwise."""
+    chunk = read_chunk(task.path, task.start, task.max_line_bytes, _BATCH_BYTES)
+    withheld = set(task.withheld)
+    found = _Prepared(task.start, chunk.end, [], [], chunk.overlong, 0, None)
+    texts: list[str] = []
+    for offset, raw in chunk.lines:
+        found.digest ^= _line_digest(offset, raw)
+        if offset == 0:
+            continue  # the header
+        obj = parse_line(raw)
+        if not isinstance(obj, dict):
+            found.skipped += 1
+            continue
+        for call_id in sensitive_call_ids(obj):
+            withheld.add(call_id)
+            found.sensitive.append(call_id)
+        entry_id = obj.get("id")
+        if not isinstance(entry_id, str):
+            continue
+        try:
+            entry = extract(obj, withheld)
+        except RecursionError:  # tool-call arguments nested too deep to serialise
+            found.skipped += 1
+            continue
+        parent, stamp = obj.get("parentId"), obj.get("timestamp")
+        stamp = stamp if isinstance(stamp, str) else ""
+        ms = epoch_ms(stamp) or 0
+        shown = None if _canonical_shape(stamp) and 0 < ms < MAX_MS else stamp
+        parent = parent if isinstance(parent, str) else None
+        line = _Line(ms // _DAY_MS, entry_id, parent, offset, len(raw), ms, shown)
+        if entry is not None:
+            call = obj["message"].get("toolCallId") if entry.kind == "tool_result" else None
+            line = _Line(*line[:7], entry.kind, entry.role, entry.tool_name, entry.tokens_before, None, call)
+            texts.append(entry.text)
+        found.lines.append(line)
+    # redacted together: one scan per keyword for a batch of short texts
+    redacted = iter(redact_many(texts))
+    found.lines = [line._replace(text=next(redacted)) if line.kind else line for line in found.lines]
+    if chunk.lines:
+        offset, raw = chunk.lines[-1]
+        found.last = (offset, len(raw), _hash(raw))
+    return found
+
+
+class _Inline(Executor):
+    """Runs each task at once, in this process: a pass without workers."""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as error:
+            future.set_exception(error)
+        return future
+
+
+_INLINE = _Inline()
+
+
+class _Workers(Executor):
+    """Worker processes, and this process once they are gone (a sandbox may not let them live)."""
+
+    def __init__(self, pool: ProcessPoolExecutor) -> None:
+        self.pool: ProcessPoolExecutor | None = pool
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        if self.pool is not None:
+            try:
+                return self.pool.submit(fn, *args, **kwargs)
+            except BrokenProcessPool:
+                self.pool = None
+        return _INLINE.submit(fn, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def preparing(pending_bytes: int) -> Iterator[Executor | None]:
+    """Worker processes to prepare batches in, when a pass has enough to do to repay starting them
+    (a fresh interpreter each: the caller may have threads, which a fork would copy mid-step)."""
+    if pending_bytes < _POOL_BYTES:
+        yield None
+        return
+    try:
+        pool = ProcessPoolExecutor(_WORKERS, mp_context=multiprocessing.get_context("spawn"))
+    except OSError:  # no processes to be had here (a sandbox): this one prepares everything
+        yield None
+        return
+    with pool:
+        yield _Workers(pool)
+
+
 @dataclass
 class _Pass:
-    """One journal's pass: what it has learnt so far (sensitive calls, entries added, skipped lines)."""
+    """One journal's pass: its state in the index, what it has learnt, what it added."""
 
     state: _FileState
-    path: str
-    session_id: str
+    journal: Journal
+    header_hash: bytes
     withheld: set[str]
-    hidden: Callable[[str, str], bool] | None
     added: int = 0
-    skipped: int = 0
 
 
 class Index:
@@ -158,15 +361,17 @@ class Index:
 
     def _connect(self) -> apsw.Connection:
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            if not os.path.exists(self.path):
+                _create(self.path)
             db = apsw.Connection(self.path)
             db.set_busy_timeout(_BUSY_MS)
-            db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
-            with db:
-                db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-                if row is None or row[0] != SCHEMA_VERSION:
-                    self.recreate(db)
+            db.execute("PRAGMA synchronous=NORMAL")
+            if _schema(db) != SCHEMA_VERSION:
+                # take the write lock before looking again: processes that start together queue
+                # here, where a read turned write would fail at once (SQLITE_BUSY, no waiting)
+                with _immediate(db):
+                    if _schema(db) != SCHEMA_VERSION:
+                        self.recreate(db)
         except (apsw.CorruptError, apsw.NotADBError):
             raise
         except (apsw.Error, OSError) as error:
@@ -196,24 +401,14 @@ class Index:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[apsw.Connection]:
-        """A BEGIN IMMEDIATE transaction: writers queue on the busy timeout instead of failing midway.
-
-        Any SQLite error inside (a full disk, a read-only folder) rolls back and becomes IndexUnavailable.
-        """
+        """A write transaction (see _immediate). Any SQLite error inside it (a full disk, a read-only
+        folder) rolls it back and becomes IndexUnavailable."""
         self._known = None
         try:
-            self.db.execute("BEGIN IMMEDIATE")
+            with _immediate(self.db):
+                yield self.db
         except apsw.Error as error:
             raise IndexUnavailable(error) from error
-        try:
-            yield self.db
-            self.db.execute("COMMIT")
-        except BaseException as error:
-            with contextlib.suppress(apsw.Error):  # a failed COMMIT may have ended the transaction
-                self.db.execute("ROLLBACK")
-            if isinstance(error, apsw.Error):
-                raise IndexUnavailable(error) from error
-            raise
 
     def rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         try:
@@ -272,17 +467,16 @@ class Index:
                 self.db.execute("DELETE FROM files WHERE id=?", (state.id,))
 
     def _prefix_digest(self, path: str, end: int) -> bytes:
-        digest = b""
-        position = 0
+        digest = position = 0
         while position < end:
             chunk = read_chunk(path, position, self.max_line_bytes)
             for offset, line in chunk.lines:
                 if offset < end:
-                    digest = _chain(digest, line)
+                    digest ^= _line_digest(offset, line)
             if chunk.end == position:
                 break
             position = chunk.end
-        return digest
+        return digest.to_bytes(8, "little")
 
     def _rewritten(self, journal: Journal, state: _FileState, header_hash: bytes, verify: bool) -> bool:
         """Tiered rewrite detection, cheapest signal first."""
@@ -303,12 +497,68 @@ class Index:
         journal: Journal,
         *,
         verify: bool = False,
-        hidden: Callable[[str, str], bool] | None = None,
+        forgotten: Callable[[], Callable[[str, str], bool]] | None = None,
     ) -> int:
-        """Bring one journal's rows up to date, _BATCH_BYTES of lines per transaction; entries added.
+        """Bring one journal's rows up to date; entries added. See `sync_many`."""
+        return self.sync_many([journal], verify=lambda journal: verify, forgotten=forgotten)
 
-        `hidden(session_id, entry_id)` tells which entries the user asked to forget.
+    def sync_many(
+        self,
+        journals: Iterable[Journal],
+        *,
+        verify: Callable[[Journal], bool] = lambda journal: False,
+        forgotten: Callable[[], Callable[[str, str], bool]] | None = None,
+        pool: Executor | None = None,
+        carry_on: Callable[[], bool] = lambda: True,
+        failed: Callable[[Journal, Exception], None] | None = None,
+        done: Callable[[Journal], None] = lambda journal: None,
+    ) -> int:
+        """Bring journals' rows up to date, one transaction per batch of lines; entries added.
+
+        `forgotten()(session_id, entry_id)` tells which entries the user asked to forget; it is asked
+        inside each transaction, so a forget that committed first is always seen. With a `pool`,
+        batches are prepared (read, parsed, redacted) in worker processes while this process stores
+        them. `carry_on()` is asked before each batch is asked for; `failed(journal, error)`, if given,
+        takes a journal whose preparation raised, and the others go on; `done(journal)` follows each.
         """
+        pending = iter(journals)
+        ahead: deque[tuple[_Pass, Future[_Prepared]]] = deque()
+        added = 0
+        while True:
+            while len(ahead) < (_AHEAD if pool else 1) and carry_on():
+                journal = next(pending, None)
+                if journal is None:
+                    break
+                if (work := self._begin(journal, verify(journal))) is not None:
+                    ahead.append((work, self._submit(work, pool or _INLINE)))
+                else:
+                    done(journal)
+            if not ahead:
+                return added
+            work, batch = ahead.popleft()
+            if isinstance(batch.exception(), BrokenProcessPool):  # the workers died: on without them
+                batch = self._submit(work, pool or _INLINE)
+            try:
+                prepared = batch.result()
+            except Exception as error:
+                if failed is None:
+                    raise
+                failed(work.journal, error)
+                continue
+            if self._store(work, prepared, forgotten) and carry_on():
+                ahead.append((work, self._submit(work, pool or _INLINE)))
+            else:
+                done(work.journal)
+            added += work.added
+            work.added = 0
+
+    def _submit(self, work: _Pass, pool: Executor) -> Future[_Prepared]:
+        task = _Task(work.journal.path, work.state.cursor, self.max_line_bytes, frozenset(work.withheld))
+        return pool.submit(prepare, task)
+
+    def _begin(self, journal: Journal, verify: bool) -> _Pass | None:
+        """Start a journal's pass: None when it is gone or unchanged, else where it goes on from
+        (byte 0 after a rewrite)."""
         try:
             header = read_header(journal.path)
             info = os.stat(journal.path)
@@ -316,145 +566,98 @@ class Index:
             header = None
         if header is None:
             self.forget_path(journal.path)
-            return 0
+            return None
         obj, raw_header = header
         started = obj.get("timestamp")
-        current = Journal(
-            journal.path,
-            obj["id"],
-            obj["cwd"],
-            started if isinstance(started, str) else "",
-            info.st_size,
-            info.st_mtime_ns,
-        )
+        started = started if isinstance(started, str) else ""
+        current = Journal(journal.path, obj["id"], obj["cwd"], started, info.st_size, info.st_mtime_ns)
         header_hash = _hash(raw_header)
         state = self._state(journal.path)
         unchanged = state is not None and (state.size, state.mtime_ns) == (info.st_size, info.st_mtime_ns)
         if unchanged and not verify and state and not self._rewritten(current, state, header_hash, False):
-            return 0  # nothing new and nothing rewritten: no write at all
-        work: _Pass | None = None
-        while True:
-            with self.write():
-                state = self._state(journal.path)
-                if work is None:  # the first transaction decides whether the journal was rewritten
-                    if state is not None and self._rewritten(current, state, header_hash, verify):
-                        self.drop_file(state.id)
-                        self.db.execute("DELETE FROM files WHERE id=?", (state.id,))
-                        state = None
-                    if state is None:
-                        state = self._new_file(current, header_hash)
-                    calls = self.db.execute("SELECT call_id FROM withheld_calls WHERE file_id=?", (state.id,))
-                    work = _Pass(state, journal.path, current.session_id, {call for (call,) in calls}, hidden)
-                assert state is not None
-                work.state = state
-                start = state.cursor
-                chunk = read_chunk(journal.path, start, self.max_line_bytes, _BATCH_BYTES)
-                self._store(work, chunk)
-                self._advance(work, chunk, current, header_hash)
-            if chunk.end == start or chunk.end >= current.size:
-                return work.added
+            return None  # nothing new and nothing rewritten: no write at all
+        with self.write():
+            state = self._state(journal.path)
+            if state is not None and self._rewritten(current, state, header_hash, verify):
+                self.drop_file(state.id)
+                self.db.execute("DELETE FROM files WHERE id=?", (state.id,))
+                state = None
+            if state is None:
+                state = self._new_file(current, header_hash)
+            calls = self.rows("SELECT call_id FROM withheld_calls WHERE file_id=?", (state.id,))
+        return _Pass(state, current, header_hash, {call for (call,) in calls})
 
     def _new_file(self, journal: Journal, header_hash: bytes) -> _FileState:
         self.db.execute(
             "INSERT INTO files(path, session_id, cwd, started, cursor, size, mtime_ns, header_hash,"
             " prefix_hash) VALUES(?,?,?,?,0,?,?,?,?)",
-            (
-                journal.path,
-                journal.session_id,
-                journal.cwd,
-                journal.started,
-                journal.size,
-                journal.mtime_ns,
-                header_hash,
-                b"",
-            ),
+            (journal.path, journal.session_id, journal.cwd, journal.started, -1, -1, header_hash, b""),
         )
         state = self._state(journal.path)
         assert state is not None
         return state
 
-    def _advance(self, work: _Pass, chunk: LineChunk, journal: Journal, header_hash: bytes) -> None:
-        """Move the cursor and the fingerprint past the chunk (same transaction as its rows)."""
-        state = work.state
-        last = chunk.lines[-1] if chunk.lines else None
-        self.db.execute(
-            "UPDATE files SET cursor=?, size=?, mtime_ns=?, header_hash=?, last_offset=?, last_length=?,"
-            " last_hash=?, prefix_hash=?, skipped_lines=?, session_id=?, cwd=? WHERE id=?",
-            (
-                chunk.end,
-                journal.size,
-                journal.mtime_ns,
-                header_hash,
-                last[0] if last else state.last_offset,
-                len(last[1]) if last else state.last_length,
-                _hash(last[1]) if last else state.last_hash,
-                state.prefix_hash,
-                state.skipped_lines + chunk.overlong + work.skipped,
-                journal.session_id,
-                journal.cwd,
-                state.id,
-            ),
-        )
-        work.skipped = 0
+    def _store(
+        self, work: _Pass, prepared: _Prepared, forgotten: Callable[[], Callable[[str, str], bool]] | None
+    ) -> bool:
+        """Store a prepared batch and move the cursor and fingerprint past it, in one transaction;
+        whether the journal has more to read."""
+        journal = work.journal
+        with self.write():
+            state = self._state(journal.path)
+            if state is None or state.id != work.state.id or state.cursor != prepared.start:
+                return False  # another pass (another process) moved this journal on meanwhile
+            work.state = state
+            hidden = forgotten() if forgotten is not None else None
+            new = [
+                (state.id, call) for call in dict.fromkeys(prepared.sensitive) if call not in work.withheld
+            ]
+            work.withheld.update(prepared.sensitive)
+            rows, texts = [], []
+            for line in prepared.lines:
+                if line.kind is not None and hidden is not None and hidden(journal.session_id, line.entry_id):
+                    line = _Line(*line[:7])  # it stays a node of the tree, but is no entry
+                elif line.call_id in work.withheld:
+                    line = line._replace(text=WITHHELD)  # its call was read in an earlier batch
+                rows.append(line.row(state.id))
+                texts.append(line.text)
+            self._number(rows)
+            # FTS5 starts a new segment whenever a rowid is not above the previous one: insert in order
+            order = sorted(range(len(rows)), key=lambda number: int(rows[number][0]))
+            self.db.executemany(f"INSERT INTO entries VALUES({','.join('?' * 13)})", [rows[n] for n in order])
+            terms = [(rows[n][0], texts[n]) for n in order if texts[n] is not None]
+            self.db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
+            self.db.executemany("INSERT OR IGNORE INTO withheld_calls VALUES(?,?)", new)
+            last = prepared.last or (state.last_offset, state.last_length, state.last_hash)
+            digest = int.from_bytes(state.prefix_hash, "little") ^ prepared.digest
+            more = prepared.start < prepared.end < journal.size
+            # size and mtime say "indexed as it is" only once the pass is through (a pass cut short
+            # by a crash must not look finished)
+            size, mtime = (-1, -1) if more else (journal.size, journal.mtime_ns)
+            self.db.execute(
+                "UPDATE files SET cursor=?, size=?, mtime_ns=?, header_hash=?, last_offset=?, last_length=?,"
+                " last_hash=?, prefix_hash=?, skipped_lines=?, session_id=?, cwd=? WHERE id=?",
+                (
+                    prepared.end,
+                    size,
+                    mtime,
+                    work.header_hash,
+                    *last,
+                    digest.to_bytes(8, "little"),
+                    state.skipped_lines + prepared.skipped,
+                    journal.session_id,
+                    journal.cwd,
+                    state.id,
+                ),
+            )
+            work.added += len(terms)
+            state.cursor = prepared.end
+        return more
 
-    def _store(self, work: _Pass, chunk: LineChunk) -> None:
-        """Insert the lines with an id of one chunk, and the terms of those that are entries."""
-        state = work.state
-        lines: list[tuple[list[Any], str | None]] = []
-        new_calls: list[tuple[int, str]] = []
-        for offset, raw in chunk.lines:
-            state.prefix_hash = _chain(state.prefix_hash, raw)
-            if offset == 0:
-                continue  # the header
-            obj = parse_line(raw)
-            if not isinstance(obj, dict):
-                work.skipped += 1
-                continue
-            for call_id in sensitive_call_ids(obj):
-                if call_id not in work.withheld:
-                    work.withheld.add(call_id)
-                    new_calls.append((state.id, call_id))
-            entry_id = obj.get("id")
-            if not isinstance(entry_id, str):
-                continue
-            try:
-                entry = extract(obj, work.withheld)
-            except RecursionError:  # tool-call arguments nested too deep to serialise
-                work.skipped += 1
-                continue
-            parent = obj.get("parentId")
-            stamp = obj.get("timestamp")
-            stamp = stamp if isinstance(stamp, str) else ""
-            ms = epoch_ms(stamp) or 0
-            shown = None if stamp == canonical_timestamp(ms) else stamp
-            row = [ms // _DAY_MS, state.id, entry_id, parent if isinstance(parent, str) else None, offset]
-            row += [len(raw), ms]
-            if entry is None or (work.hidden is not None and work.hidden(work.session_id, entry_id)):
-                lines.append(([*row, None, None, None, None, None, shown], None))
-            else:
-                row += [entry.kind, entry.role, entry.tool_name, 0, entry.tokens_before, shown]
-                lines.append((row, entry.text))
-        # redacted together: one scan per keyword for a batch of short texts
-        entries = [number for number, (_, text) in enumerate(lines) if text is not None]
-        redacted = redact_many([text for _, text in lines if text is not None])
-        for number, text in zip(entries, redacted, strict=True):
-            lines[number][0][10] = len(text)
-            lines[number] = (lines[number][0], text)
-        self._number(lines)
-        # FTS5 starts a new segment whenever a rowid is not above the previous one: insert in order
-        lines.sort(key=lambda line: int(line[0][0]))
-        self.db.executemany(
-            "INSERT INTO entries VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", [row for row, _ in lines]
-        )
-        terms = [(row[0], text) for row, text in lines if text is not None]
-        self.db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
-        self.db.executemany("INSERT OR IGNORE INTO withheld_calls VALUES(?,?)", new_calls)
-        work.added += len(terms)
-
-    def _number(self, lines: list[tuple[list[Any], str | None]]) -> None:
-        """Turn each line's day into its rowid: the day's next sequence number."""
+    def _number(self, rows: list[list[Any]]) -> None:
+        """Turn each row's day into its rowid: the day's next sequence number."""
         following: dict[int, int] = {}
-        for row, _ in lines:
+        for row in rows:
             day = row[0]
             if day not in following:
                 first, last = day << DAY_SHIFT, ((day + 1) << DAY_SHIFT) - 1

@@ -5,18 +5,18 @@ status · index [--verify] · rebuild · gc / gc confirm (the collector) · forg
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 
-from ._index import Index, IndexUnavailable
+from ._index import Index, IndexUnavailable, preparing
 from ._journals import Journal
 from ._memory import Memory, indexed
 from ._query import ToolError
@@ -24,8 +24,8 @@ from ._query import ToolError
 __all__ = ["Lease", "backfill", "index_all", "run_command"]
 
 _QUIET = timedelta(hours=24)
+Progress = Callable[[int, int], None]  # (journals done, journals in all)
 _USAGE = "use one of: status, index, index --verify, rebuild, gc, gc confirm, forget <entryId|sessionId>"
-Progress = Callable[[int, int], None]
 
 
 def _iso(moment: datetime) -> str:
@@ -85,23 +85,35 @@ def current_lease(index: Index) -> dict[str, str] | None:
 # -- indexing passes -----------------------------------------------------------------------------
 
 
-def index_all(memory: Memory, verify: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+def index_all(
+    memory: Memory, verify: bool = False, progress: Progress = lambda done, total: None
+) -> dict[str, Any]:
     """A foreground pass over every discovered journal, oldest first (rowids then mostly append)."""
     found = memory.discover(full=True)
     journals = sorted(found.journals, key=lambda journal: (journal.started, journal.path))
-    added = 0
-    for number, journal in enumerate(journals, 1):
-        added += memory.sync(journal, verify=verify)
-        if progress is not None:
-            progress(number, len(journals))
+    finished = itertools.count(1)
+    with preparing(_unread(memory.index, journals)) as pool:
+        added = memory.index.sync_many(
+            journals,
+            verify=lambda journal: verify,
+            forgotten=memory.forget.now,
+            pool=pool,
+            done=lambda journal: progress(next(finished), len(journals)),
+        )
     memory.drop_missing(found)
     return {"journals": len(journals), "added": added, "verified": verify}
+
+
+def _unread(index: Index, journals: list[Journal]) -> int:
+    """About how many bytes of these journals the index has not read."""
+    known = index.known()
+    return sum(max(0, journal.size - known.get(journal.path, (0, 0, 0))[1]) for journal in journals)
 
 
 def backfill(memory: Memory, owner: str, stop: threading.Event, first: bool) -> None:
     """Index the current journal, then, holding the lease, every other journal newest first.
 
-    The lease is renewed before each file and the pass stops as soon as it is lost. On the first
+    The lease is renewed before each batch and the pass stops as soon as it is lost. On the first
     backfill after start-up, journals whose mtime changed get the full prefix check. While the index
     takes no writes (a full disk), `memory.write_error` says so; a backfill that completes clears it.
     """
@@ -112,11 +124,7 @@ def backfill(memory: Memory, owner: str, stop: threading.Event, first: bool) -> 
             memory.sync(current, index)
         found = memory.discover(full=True)
         known = index.known()
-        pending = [
-            journal
-            for journal in found.journals
-            if journal.path not in memory.failed and not indexed(journal, known)
-        ]
+        pending = [j for j in found.journals if j.path not in memory.failed and not indexed(j, known)]
         if pending:
             _backfill(memory, index, owner, stop, first, pending)
         memory.drop_missing(found, index)
@@ -135,19 +143,25 @@ def _backfill(
     if not lease.take():
         return
     known = index.known()
+
+    def verify(journal: Journal) -> bool:
+        seen = known.get(journal.path)
+        return first and seen is not None and seen[2] != journal.mtime_ns
+
+    def failed(journal: Journal, error: Exception) -> None:  # one bad journal never stops the others
+        memory.failed.add(journal.path)
+        print(f"pimem: cannot index {journal.path}: {type(error).__name__}: {error}", file=sys.stderr)
+
     try:
-        for journal in sorted(pending, key=lambda item: item.mtime_ns, reverse=True):
-            if stop.is_set() or not lease.take():
-                break
-            seen = known.get(journal.path)
-            verify = first and seen is not None and seen[2] != journal.mtime_ns
-            try:
-                memory.sync(journal, index, verify=verify)
-            except IndexUnavailable:
-                raise
-            except Exception:  # one journal the indexer chokes on never stops the others
-                memory.failed.add(journal.path)
-                print(f"pimem: cannot index {journal.path}:\n{traceback.format_exc()}", file=sys.stderr)
+        with preparing(_unread(index, pending)) as pool:
+            index.sync_many(
+                sorted(pending, key=lambda journal: journal.mtime_ns, reverse=True),
+                verify=verify,
+                forgotten=memory.forget.now,
+                pool=pool,
+                carry_on=lambda: not stop.is_set() and lease.take(),
+                failed=failed,
+            )
     finally:
         try:
             lease.release()
@@ -187,11 +201,13 @@ def status(memory: Memory) -> dict[str, Any]:
     }
 
 
-def rebuild(memory: Memory) -> dict[str, Any]:
+def rebuild(
+    memory: Memory, progress: Callable[[int, int], None] = lambda done, total: None
+) -> dict[str, Any]:
     """Drop every row and term, then index all journals again (the forget list still applies)."""
     with memory.index.write() as db:
         Index.recreate(db)
-    return index_all(memory)
+    return index_all(memory, progress=progress)
 
 
 def _temp_dirs() -> list[str]:

@@ -112,7 +112,7 @@ class Memory:
         return found
 
     def sync(self, journal: Journal, index: Index | None = None, verify: bool = False) -> int:
-        return (index or self.index).sync(journal, verify=verify, hidden=self.forget.hidden)
+        return (index or self.index).sync(journal, verify=verify, forgotten=self.forget.now)
 
     def current_journal(self) -> Journal | None:
         """The current session's journal, if Pi has created it and it has a valid header."""

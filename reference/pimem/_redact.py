@@ -231,8 +231,7 @@ _TOKENS = (
         ("sk", "xox?", "glpat", "pypi"),
     ),
     _prefixed(re.compile(r"A(?:[KS]IA[A-Z0-9]{16}(?![A-Za-z0-9])|Iza[A-Za-z0-9_-]{35})")),
-    _prefixed(re.compile(r"SK[0-9a-f]{32}(?![A-Za-z0-9])")),
-    _prefixed(re.compile(r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}")),
+    _prefixed(re.compile(r"S(?:K[0-9a-f]{32}(?![A-Za-z0-9])|G\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,})")),
 )
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{8,}")
 _URI_USERINFO = re.compile(r"://[^\s/:@\"'<>]+:([^\s/\"'<>]+)@")
@@ -252,11 +251,11 @@ _ASSIGNMENT = re.compile(
     rf"[A-Za-z0-9_.-]*{_QUOTE}?\s*(?::|=)\s*(?:{_ESCAPED_VALUE}|\"([^\"\n]*)\"|'([^'\n]*)'|{_BARE_VALUE})"
 )
 _uri_connections = _uri_credentials(connection=True)
-_ado_passwords = _anchored(_ADO_PASSWORD, _at("pass", "pwd"))
+_ado_passwords = _anchored(_ADO_PASSWORD, _at("passw", "pwd"))
 
 
 def _assignment_starts(scan: _Scan) -> set[int]:
-    return _at("pass", "pwd", "secret", "token", "auth", "credential")(scan) | _key_names(scan)
+    return _at("passw", "pwd", "secret", "token", "auth", "credential")(scan) | _key_names(scan)
 
 
 def _tokens(scan: _Scan) -> Iterator[tuple[int, int]]:
