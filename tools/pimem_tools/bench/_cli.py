@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         curve=curve,
         seed=args.seed,
         command=command,
-        pi_startup_runs=7 if full_run else 3,
+        pi_startup_runs=7 if full_run else 5,
     )
     result = run(options)
     for path in write_outputs(result, out):

@@ -1,73 +1,173 @@
-"""Pi start-up time with the memory extension ÷ without it, measured on the real Pi.
+"""Pi's time from launch to its first answered prompt with the memory extension ÷ without it.
 
-Start-up is the time from spawning `pi --mode rpc` until it answers its first RPC request
-(`get_state`): by then Pi has loaded its extensions and emitted `session_start`. Runs with and
-without `-e reference/pi-extension/index.js` alternate, so both see the same machine load; each gets
-a fresh, empty agent dir, and the median of each side is compared. Pi is the one the end-to-end test
-installs under `.cache/pi-0.73.1`; without it the target is recorded as not measured, with why.
+Each run spawns `pi --mode rpc` in a fresh throwaway HOME and agent dir whose `sessions/` holds the
+200 MB journal corpus (hard links into the cached corpus, copies where links fail), sends one
+prompt, and stops the clock at the `agent_end` event; a mock OpenAI-compatible model on 127.0.0.1
+answers the prompt with one streamed text. With the extension, Pi starts `pimem serve` (the venv's
+`pimem`), which meets the whole 200 MB corpus on its first start. Runs with and without
+`-e reference/pi-extension/index.js` alternate, so each pair sees the same machine load; the figure
+is the median of the per-pair ratios. Pi is the one the end-to-end test installs under
+`.cache/pi-0.73.1`; without it the target is recorded as not measured, with why.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-__all__ = ["PiStartup", "measure_pi_startup"]
+from pimem_tools.bench._corpus import ensure_corpus
+from pimem_tools.bench._stats import MB
+
+__all__ = ["CORPUS_BYTES", "PiStartup", "measure_pi_startup"]
 
 PI_DIR = Path(".cache") / "pi-0.73.1"
 EXTENSION = Path("reference") / "pi-extension" / "index.js"
-_TIMEOUT_SECONDS = 60
+CORPUS_BYTES = 200 * MB
+_CORPUS_SEED = 1
+_TIMEOUT_SECONDS = 120
+_ANSWER = "Hello from the benchmark's mock model."
 
 
 @dataclass(frozen=True)
 class PiStartup:
-    with_extension_ms: float | None = None
-    without_extension_ms: float | None = None
+    with_extension_ms: float | None = None  # median over the runs with the extension
+    without_extension_ms: float | None = None  # median over the runs without it
     reason: str | None = None  # why it was not measured
+    pair_ratios: tuple[float, ...] = field(default=())  # with ÷ without, one per pair, in run order
+    corpus_bytes: int | None = None
 
     @property
     def ratio(self) -> float | None:
-        if self.with_extension_ms is None or not self.without_extension_ms:
-            return None
-        return self.with_extension_ms / self.without_extension_ms
+        """The median of the paired ratios."""
+        return statistics.median(self.pair_ratios) if self.pair_ratios else None
 
 
-def _start_once(pi: Path, extension: Path | None, scratch: Path) -> float:
-    """Milliseconds from spawning Pi to its answer to `get_state`."""
-    agent_dir, project = scratch / "agent", scratch / "project"
+def _handler() -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+            chunks: list[dict[str, object]] = [
+                {"choices": [{"index": 0, "delta": {"role": "assistant", "content": _ANSWER},
+                              "finish_reason": None}]},
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                {"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 8, "total_tokens": 18}},
+            ]  # fmt: skip
+            for chunk in chunks:
+                event = {
+                    "id": "chatcmpl-bench",
+                    "object": "chat.completion.chunk",
+                    "model": "mock-model",
+                    **chunk,
+                }
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet: the benchmark prints its own progress."""
+
+    return Handler
+
+
+@contextmanager
+def _mock_llm() -> Iterator[str]:
+    """A stdlib OpenAI-compatible chat-completions server; yields its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler())
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        yield f"http://{host!s}:{port}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def _agent_dir(scratch: Path, sessions: Path, base_url: str) -> Path:
+    """A throwaway agent dir: the corpus under `sessions/`, and `models.json` naming the mock."""
+    agent_dir = scratch / "agent"
+    shutil.copytree(sessions, agent_dir / "sessions", copy_function=_link_or_copy)
+    provider = {
+        "baseUrl": base_url, "api": "openai-completions", "apiKey": "mock-key",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "mock-model", "name": "Mock Model", "reasoning": False, "input": ["text"],
+                    "contextWindow": 128000, "maxTokens": 4096}],
+    }  # fmt: skip
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"mock": provider}}), encoding="utf-8")
+    return agent_dir
+
+
+def _first_prompt_once(
+    pi: Path, extension: Path | None, scratch: Path, sessions: Path, base_url: str
+) -> float:
+    """Milliseconds from spawning Pi to the `agent_end` of its first prompt."""
+    scratch = scratch.resolve()  # Pi runs in its project dir: every path it gets must be absolute
+    agent_dir, project = _agent_dir(scratch, sessions, base_url), scratch / "project"
     project.mkdir(parents=True)
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PI_", "PIMEM_"))}
-    env.update(HOME=str(scratch), PI_CODING_AGENT_DIR=str(agent_dir),
+    env.update(HOME=str(scratch), PI_CODING_AGENT_DIR=str(agent_dir), PI_OFFLINE="1", PI_TELEMETRY="0",
                PIMEM_COMMAND=str(Path(sys.executable).parent / "pimem"))  # fmt: skip
-    argv = [str(pi), "--mode", "rpc", *(["-e", str(extension)] if extension else [])]
+    argv = [str(pi), "--mode", "rpc", "--provider", "mock", "--model", "mock-model",
+            *(["-e", str(extension)] if extension else [])]  # fmt: skip
     started = time.perf_counter()
+    # Its own process group, so that killing it also kills the extension's `pimem serve`.
     process = subprocess.Popen(argv, cwd=project, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
+                               stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     assert process.stdin is not None and process.stdout is not None
+    timer = threading.Timer(_TIMEOUT_SECONDS, process.kill)
+    timer.start()
     try:
-        process.stdin.write(b'{"id":"bench","type":"get_state"}\n')
+        process.stdin.write(b'{"id":"bench","type":"prompt","message":"hello"}\n')
         process.stdin.flush()
-        for line in process.stdout:
-            if b'"id":"bench"' in line:
+        for line in process.stdout:  # LF-framed JSON lines
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            if message.get("type") == "agent_end":
                 return (time.perf_counter() - started) * 1000
-        raise RuntimeError(f"pi exited with {process.wait()} before answering get_state")
+            if message.get("id") == "bench" and message.get("success") is False:
+                raise RuntimeError(f"pi refused the prompt: {message.get('error')}")
+        raise RuntimeError(f"pi exited with {process.wait()} before answering the prompt")
     finally:
-        process.stdin.close()  # Pi, and the extension's `pimem serve` with it, shut down on EOF
-        try:
-            process.wait(timeout=_TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        timer.cancel()
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        process.stdin.close()
+        process.stdout.close()
 
 
-def measure_pi_startup(repo: Path, code_root: Path, runs_per_side: int) -> PiStartup:
-    """Pi comes from the repo's cache, the extension from the measured code."""
+def measure_pi_startup(
+    repo: Path, code_root: Path, runs_per_side: int, cache_dir: Path | None = None
+) -> PiStartup:
+    """Pi comes from the repo's cache, the extension from the measured code; at least 5 pairs."""
     pi = repo.resolve() / PI_DIR / "node_modules" / ".bin" / "pi"
     extension = code_root.resolve() / EXTENSION
     if not pi.exists():
@@ -76,13 +176,26 @@ def measure_pi_startup(repo: Path, code_root: Path, runs_per_side: int) -> PiSta
         )
     if not extension.exists():
         return PiStartup(reason=f"the extension {EXTENSION} does not exist")
+    corpus = ensure_corpus(cache_dir or repo.resolve() / ".cache", CORPUS_BYTES, _CORPUS_SEED)
+    if corpus.agent_dir is None:
+        return PiStartup(reason=f"the corpus at {corpus.root} has no <agentDir>/sessions layout")
+    sessions = corpus.agent_dir / "sessions"
     with_ms: list[float] = []
     without_ms: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="pimem-bench-pi-") as temp:
+    # Under the cache (same file system as the corpus), so the journals can be hard links.
+    with (
+        tempfile.TemporaryDirectory(prefix="pimem-bench-pi-", dir=corpus.root.parent) as temp,
+        _mock_llm() as url,
+    ):
         try:
-            for run in range(runs_per_side):
-                without_ms.append(_start_once(pi, None, Path(temp) / f"without-{run}"))
-                with_ms.append(_start_once(pi, extension, Path(temp) / f"with-{run}"))
+            for run in range(max(runs_per_side, 5)):
+                without_ms.append(_first_prompt_once(pi, None, Path(temp) / f"without-{run}", sessions, url))
+                with_ms.append(_first_prompt_once(pi, extension, Path(temp) / f"with-{run}", sessions, url))
         except (OSError, RuntimeError) as error:
-            return PiStartup(reason=f"Pi did not start: {error}")
-    return PiStartup(statistics.median(with_ms), statistics.median(without_ms))
+            return PiStartup(reason=f"Pi did not answer its first prompt: {error}")
+    return PiStartup(
+        statistics.median(with_ms),
+        statistics.median(without_ms),
+        pair_ratios=tuple(w / wo for w, wo in zip(with_ms, without_ms, strict=True)),
+        corpus_bytes=corpus.bytes,
+    )

@@ -50,7 +50,7 @@ class Options:
     curve: tuple[int, ...]
     seed: int
     command: str
-    pi_startup_runs: int  # per side; each run starts the real Pi (about a second)
+    pi_startup_runs: int  # pairs (at least 5); each run starts the real Pi and prompts it once
 
 
 def _say(message: str) -> None:
@@ -242,7 +242,7 @@ def _measure(
         _say(f"    {other.bytes / MB:,.0f} MB: {indexed.seconds:.1f} s")
 
     _say("Pi start-up")
-    startup = measure_pi_startup(options.repo, options.code_root, options.pi_startup_runs)
+    startup = measure_pi_startup(options.repo, options.code_root, options.pi_startup_runs, options.cache_dir)
 
     ours_mb_per_s = mb_per_s(corpus.bytes, main.seconds)
     ceiling_mb_per_s = mb_per_s(corpus.bytes, stages.insert_seconds)
@@ -341,6 +341,8 @@ def _measure(
             "reason": startup.reason,
             "with_ms": startup.with_extension_ms,
             "without_ms": startup.without_extension_ms,
+            "pair_ratios": list(startup.pair_ratios),
+            "corpus_bytes": startup.corpus_bytes,
         },
         "targets": target_table(values, notes),
     }
