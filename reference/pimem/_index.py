@@ -12,8 +12,10 @@ bigger.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import multiprocessing
+import operator
 import os
 import threading
 import zlib
@@ -43,7 +45,7 @@ __all__ = [
     "preparing",
 ]
 
-SCHEMA_VERSION = "pimem-4"
+SCHEMA_VERSION = "pimem-5"
 _BUSY_MS = 10_000
 # Lines per transaction: fewer commits (and FTS5 segments) against holding the write lock longer
 _BATCH_BYTES = 4 << 20
@@ -63,7 +65,8 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files(
   id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, cwd TEXT NOT NULL,
   started TEXT NOT NULL, cursor INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-  header_hash BLOB, last_offset INTEGER, last_length INTEGER, last_hash BLOB, prefix_hash BLOB NOT NULL,
+  header_hash BLOB NOT NULL, last_offset INTEGER NOT NULL, last_length INTEGER NOT NULL,
+  last_hash BLOB NOT NULL, prefix_hash BLOB NOT NULL,
   skipped_lines INTEGER NOT NULL DEFAULT 0);
 -- Every line with an id: the tree that `around` walks. `kind` is NULL for a line that is no entry
 -- (or a forgotten one); only entries have terms. `ts` is the timestamp in milliseconds (0 when it
@@ -83,17 +86,21 @@ CREATE VIRTUAL TABLE terms USING fts5(text, content='', contentless_delete=1, de
 """
 
 
+_READ_ONLY = "the memory index cannot be written: its state folder is read-only or inaccessible"
+_PLAINLY: dict[type[BaseException], str] = {  # what an SQLite error means for the user
+    apsw.FullError: "the disk holding the memory index is full",
+    apsw.ReadOnlyError: _READ_ONLY,
+    apsw.CantOpenError: _READ_ONLY,
+    apsw.PermissionsError: _READ_ONLY,
+    PermissionError: _READ_ONLY,
+}
+
+
 class IndexUnavailable(Exception):
     """The index cannot be opened or written. The message is for the user: it never holds SQL."""
 
     def __init__(self, error: BaseException) -> None:
-        if isinstance(error, apsw.FullError):
-            message = "the disk holding the memory index is full"
-        elif isinstance(error, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError, OSError)):
-            message = "the memory index cannot be written: its state folder is read-only or inaccessible"
-        else:
-            message = "the memory index cannot be opened or written"
-        super().__init__(message)
+        super().__init__(_PLAINLY.get(type(error), "the memory index cannot be opened or written"))
         self.detail = f"{type(error).__name__}: {error}"  # for stderr, never for the agent
 
 
@@ -122,11 +129,6 @@ def canonical_timestamp(ms: int) -> str:
 def day_rowids(first_ms: int, last_ms: int) -> tuple[int, int]:
     """The rowids of the days from the one of `first_ms` to the one of `last_ms` (inclusive)."""
     return (first_ms // _DAY_MS) << DAY_SHIFT, ((last_ms // _DAY_MS + 1) << DAY_SHIFT) - 1
-
-
-def _chain(digest: bytes, line: bytes) -> bytes:
-    """The prefix hash extended by one line (the previous digest keys the next)."""
-    return hashlib.blake2b(line, digest_size=16, key=digest).digest()
 
 
 def _create(path: str) -> None:
@@ -177,10 +179,10 @@ class _FileState:
     cursor: int
     size: int
     mtime_ns: int
-    header_hash: bytes | None
-    last_offset: int | None
-    last_length: int | None
-    last_hash: bytes | None
+    header_hash: bytes
+    last_offset: int
+    last_length: int
+    last_hash: bytes
     prefix_hash: bytes
     skipped_lines: int
 
@@ -240,15 +242,24 @@ def _line_digest(offset: int, line: bytes) -> int:
     return zlib.crc32(line) * (2 * offset + 1) & _DIGEST_MASK
 
 
+def _line_moved(path: str, state: _FileState) -> bool:
+    """Whether the last line indexed no longer has the bytes it had (or is gone)."""
+    line = read_line_at(path, state.last_offset, state.last_length)
+    return line is None or _hash(line) != state.last_hash
+
+
+def _digest(lines: Iterable[tuple[int, bytes]]) -> int:
+    return functools.reduce(operator.xor, (_line_digest(offset, line) for offset, line in lines), 0)
+
+
 def prepare(task: _Task) -> _Prepared:
     """Read, parse, extract and redact one batch of lines. Pure (no index): it runs in a worker
     process during large passes, in this one otherwise."""
     chunk = read_chunk(task.path, task.start, task.max_line_bytes, _BATCH_BYTES)
     withheld = set(task.withheld)
-    found = _Prepared(task.start, chunk.end, [], [], chunk.overlong, 0, None)
+    found = _Prepared(task.start, chunk.end, [], [], chunk.overlong, _digest(chunk.lines), None)
     texts: list[str] = []
     for offset, raw in chunk.lines:
-        found.digest ^= _line_digest(offset, raw)
         if offset == 0:
             continue  # the header
         obj = parse_line(raw)
@@ -305,15 +316,26 @@ class _Workers(Executor):
     """Worker processes, and this process once they are gone (a sandbox may not let them live)."""
 
     def __init__(self, pool: ProcessPoolExecutor) -> None:
-        self.pool: ProcessPoolExecutor | None = pool
+        self.pool: Executor = pool
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        if self.pool is not None:
-            try:
-                return self.pool.submit(fn, *args, **kwargs)
-            except BrokenProcessPool:
-                self.pool = None
-        return _INLINE.submit(fn, *args, **kwargs)
+        try:
+            return self.pool.submit(fn, *args, **kwargs)
+        except BrokenProcessPool:
+            self.pool = _INLINE
+            return self.pool.submit(fn, *args, **kwargs)
+
+
+def _outcome(batch: Future[_Prepared], again: Callable[[], Future[_Prepared]]) -> _Prepared:
+    """A batch's result; prepared once more (here) if the worker preparing it died."""
+    try:
+        return batch.result()
+    except BrokenProcessPool:
+        return again().result()
+
+
+def _give_up(journal: Journal, error: Exception) -> None:
+    raise error
 
 
 @contextlib.contextmanager
@@ -366,12 +388,11 @@ class Index:
             db = apsw.Connection(self.path)
             db.set_busy_timeout(_BUSY_MS)
             db.execute("PRAGMA synchronous=NORMAL")
-            if _schema(db) != SCHEMA_VERSION:
-                # take the write lock before looking again: processes that start together queue
-                # here, where a read turned write would fail at once (SQLITE_BUSY, no waiting)
-                with _immediate(db):
-                    if _schema(db) != SCHEMA_VERSION:
-                        self.recreate(db)
+            # under the write lock: processes that start together queue here, where a read turned
+            # write would fail at once (SQLITE_BUSY, no waiting)
+            with _immediate(db):
+                if _schema(db) != SCHEMA_VERSION:
+                    self.recreate(db)
         except (apsw.CorruptError, apsw.NotADBError):
             raise
         except (apsw.Error, OSError) as error:
@@ -461,36 +482,26 @@ class Index:
 
     def forget_path(self, path: str) -> None:
         with self.write():
-            state = self._state(path)
-            if state is not None:
-                self.drop_file(state.id)
-                self.db.execute("DELETE FROM files WHERE id=?", (state.id,))
+            for (file_id,) in self.rows("SELECT id FROM files WHERE path=?", (path,)):
+                self.drop_file(file_id)
+                self.db.execute("DELETE FROM files WHERE id=?", (file_id,))
 
     def _prefix_digest(self, path: str, end: int) -> bytes:
         digest = position = 0
-        while position < end:
-            chunk = read_chunk(path, position, self.max_line_bytes)
-            for offset, line in chunk.lines:
-                if offset < end:
-                    digest ^= _line_digest(offset, line)
-            if chunk.end == position:
-                break
+        while position < end and (chunk := read_chunk(path, position, self.max_line_bytes)).end > position:
+            digest ^= _digest(line for line in chunk.lines if line[0] < end)
             position = chunk.end
         return digest.to_bytes(8, "little")
 
     def _rewritten(self, journal: Journal, state: _FileState, header_hash: bytes, verify: bool) -> bool:
         """Tiered rewrite detection, cheapest signal first."""
-        if journal.size < state.size or journal.size < state.cursor:
-            return True
-        if journal.size == state.size and journal.mtime_ns != state.mtime_ns:
-            return True
-        if state.header_hash is not None and header_hash != state.header_hash:
-            return True
-        if state.last_offset is not None and state.last_length is not None:
-            line = read_line_at(journal.path, state.last_offset, state.last_length)
-            if line is None or _hash(line) != state.last_hash:
-                return True
-        return verify and self._prefix_digest(journal.path, state.cursor) != state.prefix_hash
+        return (
+            journal.size < max(state.size, state.cursor)  # a shrink
+            or (journal.size == state.size and journal.mtime_ns != state.mtime_ns)  # same size, new mtime
+            or header_hash != state.header_hash
+            or _line_moved(journal.path, state)
+            or (verify and self._prefix_digest(journal.path, state.cursor) != state.prefix_hash)
+        )
 
     def sync(
         self,
@@ -510,7 +521,7 @@ class Index:
         forgotten: Callable[[], Callable[[str, str], bool]] | None = None,
         pool: Executor | None = None,
         carry_on: Callable[[], bool] = lambda: True,
-        failed: Callable[[Journal, Exception], None] | None = None,
+        failed: Callable[[Journal, Exception], None] = _give_up,
         done: Callable[[Journal], None] = lambda journal: None,
     ) -> int:
         """Bring journals' rows up to date, one transaction per batch of lines; entries added.
@@ -518,8 +529,9 @@ class Index:
         `forgotten()(session_id, entry_id)` tells which entries the user asked to forget; it is asked
         inside each transaction, so a forget that committed first is always seen. With a `pool`,
         batches are prepared (read, parsed, redacted) in worker processes while this process stores
-        them. `carry_on()` is asked before each batch is asked for; `failed(journal, error)`, if given,
-        takes a journal whose preparation raised, and the others go on; `done(journal)` follows each.
+        them. `carry_on()` is asked before each batch is asked for; `failed(journal, error)` takes a
+        journal whose preparation raised (by default, the error goes on up); `done(journal)` follows
+        each journal.
         """
         pending = iter(journals)
         ahead: deque[tuple[_Pass, Future[_Prepared]]] = deque()
@@ -536,13 +548,9 @@ class Index:
             if not ahead:
                 return added
             work, batch = ahead.popleft()
-            if isinstance(batch.exception(), BrokenProcessPool):  # the workers died: on without them
-                batch = self._submit(work, pool or _INLINE)
             try:
-                prepared = batch.result()
+                prepared = _outcome(batch, functools.partial(self._submit, work, _INLINE))
             except Exception as error:
-                if failed is None:
-                    raise
                 failed(work.journal, error)
                 continue
             if self._store(work, prepared, forgotten) and carry_on():
@@ -583,15 +591,25 @@ class Index:
                 self.db.execute("DELETE FROM files WHERE id=?", (state.id,))
                 state = None
             if state is None:
-                state = self._new_file(current, header_hash)
+                state = self._new_file(current, raw_header)
             calls = self.rows("SELECT call_id FROM withheld_calls WHERE file_id=?", (state.id,))
         return _Pass(state, current, header_hash, {call for (call,) in calls})
 
-    def _new_file(self, journal: Journal, header_hash: bytes) -> _FileState:
+    def _new_file(self, journal: Journal, header: bytes) -> _FileState:
+        """A journal's row before any batch: nothing indexed, the header its last line so far."""
+        line = header[:-1]
         self.db.execute(
             "INSERT INTO files(path, session_id, cwd, started, cursor, size, mtime_ns, header_hash,"
-            " prefix_hash) VALUES(?,?,?,?,0,?,?,?,?)",
-            (journal.path, journal.session_id, journal.cwd, journal.started, -1, -1, header_hash, b""),
+            " last_offset, last_length, last_hash, prefix_hash) VALUES(?,?,?,?,0,-1,-1,?,0,?,?,x'')",
+            (
+                journal.path,
+                journal.session_id,
+                journal.cwd,
+                journal.started,
+                _hash(header),
+                len(line),
+                _hash(line),
+            ),
         )
         state = self._state(journal.path)
         assert state is not None

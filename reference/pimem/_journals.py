@@ -103,15 +103,14 @@ def _inside(real: str, roots: list[str]) -> bool:
     return any(real == root or real.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-def _roots(agent_dir: str | None, session_dirs: list[str]) -> list[str]:
+def _roots(agent_dir: str, session_dirs: list[str]) -> list[str]:
     """The folders journals may live in, resolved: the default layout's and every flat dir."""
-    folders = ([os.path.join(agent_dir, "sessions")] if agent_dir else []) + session_dirs
+    folders = [os.path.join(agent_dir, "sessions"), *session_dirs]
     return [os.path.realpath(folder) for folder in folders]
 
 
-def _candidates(agent_dir: str | None, session_dirs: list[str]) -> Iterator[str]:
-    if agent_dir:
-        yield from sorted(str(path) for path in Path(agent_dir, "sessions").glob("*/*.jsonl"))
+def _candidates(agent_dir: str, session_dirs: list[str]) -> Iterator[str]:
+    yield from sorted(str(path) for path in Path(agent_dir, "sessions").glob("*/*.jsonl"))
     for flat in session_dirs:
         yield from sorted(str(path) for path in Path(flat).glob("*.jsonl"))
 
@@ -175,7 +174,7 @@ class Catalog:
     commands) stats every file, and `restat` refreshes chosen journals.
     """
 
-    def __init__(self, agent_dir: str | None, session_dirs: list[str]) -> None:
+    def __init__(self, agent_dir: str, session_dirs: list[str]) -> None:
         self.agent_dir = agent_dir
         self.session_dirs = session_dirs
         self.generation = 0  # moves whenever the set of journals or a header's session id or cwd does
@@ -192,12 +191,10 @@ class Catalog:
 
     def _folders(self) -> dict[str, int]:
         """The mtime of every folder whose listing discovery depends on."""
-        folders = list(self.session_dirs)
-        if self.agent_dir:
-            sessions = os.path.join(self.agent_dir, "sessions")
-            folders.append(sessions)
-            with contextlib.suppress(OSError), os.scandir(sessions) as listing:
-                folders += [item.path for item in listing if item.is_dir()]
+        sessions = os.path.join(self.agent_dir, "sessions")
+        folders = [sessions, *self.session_dirs]
+        with contextlib.suppress(OSError), os.scandir(sessions) as listing:
+            folders += [item.path for item in listing if item.is_dir()]
         return {folder: _stamp(folder) for folder in folders}
 
     def _relist(self) -> None:
@@ -275,10 +272,8 @@ class Catalog:
     def restat(self, paths: Iterable[str]) -> None:
         """Look at these journals again."""
         with self._lock:
-            for path in paths:
-                before = self._looks.get(path)
-                if before is not None:
-                    self._update(path, _look(path, before))
+            for path in [path for path in paths if path in self._looks]:  # not a current journal elsewhere
+                self._update(path, _look(path, self._looks[path]))
 
 
 @dataclass

@@ -189,15 +189,15 @@ def status(memory: Memory) -> dict[str, Any]:
         (orjson.dumps(paths).decode(),),
     )[0][0]
     lease = current_lease(memory.index)
-    if lease is not None and lease["expiresAt"] <= _iso(memory.now()):
-        lease = None
     return {
         "journals": len(paths),
         "entries": _count(memory, paths),
         "summaries": _count(memory, paths, "AND e.kind IN ('compaction', 'branch_summary')"),
         "skipped": {"files": found.skipped_files + len(memory.failed), "lines": int(skipped_lines)},
         "indexing": memory.indexing(found.journals),
-        "lease": lease,
+        "lease": lease
+        if lease and lease["expiresAt"] > _iso(memory.now())
+        else None,  # an expired one is none
     }
 
 

@@ -47,7 +47,7 @@ class Sight:
 @dataclass
 class Config:
     state_dir: str
-    agent_dir: str | None = None
+    agent_dir: str
     session_dirs: list[str] = field(default_factory=list)
     home: str = ""
     cwd: str = ""

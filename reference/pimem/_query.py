@@ -175,24 +175,13 @@ def fts_any(terms: list[str]) -> str:
 # -- rows and lines ------------------------------------------------------------------------------
 
 
-def _rows(
-    view: View, where: str, params: tuple[Any, ...], tail: str = "", match: str | None = None
-) -> list[Any]:
-    """Entry rows in scope. `where` may say {rowid}: the entries' rowid, or the terms' with a match."""
-    if match is None:
-        where, tail = where.replace("{rowid}", "e.rowid"), tail.replace("{rowid}", "e.rowid")
-        sql = (
-            f"SELECT {_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id"
-            f" WHERE e.kind IS NOT NULL AND {view.scope_sql} {where} {tail}"
-        )
-        return view.index.rows(sql, params)
-    # the terms' rowid, so FTS5 itself applies date bounds and walks its doclists newest first
-    where, tail = where.replace("{rowid}", "terms.rowid"), tail.replace("{rowid}", "terms.rowid")
+def _rows(view: View, where: str, params: tuple[Any, ...], tail: str = "") -> list[Any]:
+    """Entry rows in scope (`where` and `tail` say {rowid} for the entries' rowid)."""
     sql = (
-        f"SELECT {_COLUMNS} FROM terms JOIN entries e ON e.rowid = terms.rowid"
-        f" JOIN files f ON f.id = e.file_id WHERE terms MATCH ? AND {view.scope_sql} {where} {tail}"
+        f"SELECT {_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id"
+        f" WHERE e.kind IS NOT NULL AND {view.scope_sql} {where} {tail}"
     )
-    return view.index.rows(sql, (match, *params))
+    return view.index.rows(sql.replace("{rowid}", "e.rowid"), params)
 
 
 def _row(values: Any) -> _Row:
@@ -381,11 +370,11 @@ def search(
 ) -> dict[str, Any]:
     terms = None if query is None or not query.strip() else query_terms(query)
     where, params = _filters(kind, since, until)
-    for retry in (True, False):
+    match, rows, total = _search_once(view, terms, where, params, limit)
+    loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
+    if len(loaded) < len(rows):  # a journal changed under its pointers and was just reindexed: again
         match, rows, total = _search_once(view, terms, where, params, limit)
         loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
-        if len(loaded) == len(rows) or not retry:
-            break  # else a journal changed under its pointers and was just reindexed: search again
     excerpts = _excerpts([entry.text for _, entry in loaded], terms or [])
     results = [_result(row, excerpt) for (row, _), excerpt in zip(loaded, excerpts, strict=True)]
     hints = {

@@ -293,18 +293,12 @@ _RULES = (
 
 def _windows(text: str) -> Iterator[tuple[int, str]]:
     """(offset, window) pairs covering the text; windows start at line starts and overlap."""
-    if len(text) <= _SLICE_CHARS:
-        yield 0, text
-        return
     start = 0
-    while start < len(text):
-        end = start + _SLICE_CHARS
-        if end >= len(text):
-            yield start, text[start:]
-            return
+    while (end := start + _SLICE_CHARS) < len(text):
         yield start, text[start : end + _OVERLAP_CHARS]
         newline = text.rfind("\n", start + 1, end)
         start = newline + 1 if newline > start else end
+    yield start, text[start:]
 
 
 def _rule_spans(text: str, offset: int, whole: bool) -> Iterator[tuple[int, int, int, str]]:
@@ -313,8 +307,7 @@ def _rule_spans(text: str, offset: int, whole: bool) -> Iterator[tuple[int, int,
     for priority, rule in enumerate(_RULES):
         if rule.whole == whole:
             for start, end in rule.find(scan):
-                if end > start:
-                    yield offset + start, -(offset + end), priority, rule.name
+                yield offset + start, -(offset + end), priority, rule.name
 
 
 def _merge(found: list[tuple[int, int, int, str]]) -> list[Span]:

@@ -165,24 +165,20 @@ class ProtocolServer:
             raise AdapterError("open needs an instance name")
         if name in self.instances:
             self._close(name)
-        workspace = request.get("workspace") or {}
-        clock = request.get("clock") or {}
-        settings = request.get("settings") or {}
+        workspace, clock, settings = request["workspace"], request["clock"], request["settings"]
         config = Config(
             state_dir=workspace["state_dir"],
-            agent_dir=workspace.get("agent_dir"),
-            session_dirs=list(workspace.get("session_dirs") or []),
-            home=workspace.get("home") or "",
-            cwd=workspace.get("cwd") or "",
-            session_file=workspace.get("session_file"),
+            agent_dir=workspace["agent_dir"],
+            session_dirs=list(workspace["session_dirs"]),
+            home=workspace["home"],
+            cwd=workspace["cwd"],
+            session_file=workspace["session_file"],
             allow_global=settings.get("allow_global") is True,
             lease_seconds=int(settings.get("lease_seconds", 120)),
             max_line_bytes=int(settings.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)),
-            tz=clock.get("tz") or "UTC",
+            tz=clock["tz"],
         )
-        self.instances[name] = _Instance(
-            name, Memory(config, _moment(clock["now"]) if "now" in clock else None)
-        )
+        self.instances[name] = _Instance(name, Memory(config, _moment(clock["now"])))
         return {"instance": name}
 
     def _event(self, instance: _Instance, name: Any, data: dict[str, Any]) -> None:
