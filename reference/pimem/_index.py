@@ -34,6 +34,7 @@ from ._journals import Journal, parse_line, read_chunk, read_header, read_line_a
 from ._redact import redact_many
 
 __all__ = [
+    "BULK_BYTES",
     "DAY_SHIFT",
     "MAX_MS",
     "SCHEMA_VERSION",
@@ -45,13 +46,13 @@ __all__ = [
     "preparing",
 ]
 
-SCHEMA_VERSION = "pimem-5"
+SCHEMA_VERSION = "pimem-6"
 _BUSY_MS = 10_000
 # Lines per transaction: fewer commits (and FTS5 segments) against holding the write lock longer
 _BATCH_BYTES = 4 << 20
 _AHEAD = 4  # batches prepared ahead of the one being stored, when workers prepare them
 _DIGEST_MASK = (1 << 64) - 1
-_POOL_BYTES = 64 << 20  # a pass over less than this is prepared in this process
+BULK_BYTES = 64 << 20  # a pass over more is prepared by workers, and compacted after (index)
 _WORKERS = 2
 T = TypeVar("T")
 DAY_SHIFT = 24  # up to 16 million lines a day
@@ -69,13 +70,14 @@ CREATE TABLE files(
   last_hash BLOB NOT NULL, prefix_hash BLOB NOT NULL,
   skipped_lines INTEGER NOT NULL DEFAULT 0);
 -- Every line with an id: the tree that `around` walks. `kind` is NULL for a line that is no entry
--- (or a forgotten one); only entries have terms. `ts` is the timestamp in milliseconds (0 when it
--- does not parse); `timestamp` is stored only when the line's own string is not the canonical
--- rendering of `ts` (Pi always writes that form).
+-- (or a forgotten one); only entries have terms. What only a shown entry needs (its role, tool
+-- name, tokens before) comes from its line, which is read anyway to show its text. `ts` is the
+-- timestamp in milliseconds (0 when it does not parse); `timestamp` is stored only when the line's
+-- own string is not the canonical rendering of `ts` (Pi always writes that form).
 CREATE TABLE entries(
   rowid INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, entry_id TEXT NOT NULL, parent_id TEXT,
-  offset INTEGER NOT NULL, length INTEGER NOT NULL, ts INTEGER NOT NULL, kind TEXT, role TEXT,
-  tool_name TEXT, chars INTEGER, tokens_before INTEGER, timestamp TEXT);
+  offset INTEGER NOT NULL, length INTEGER NOT NULL, ts INTEGER NOT NULL, kind TEXT, chars INTEGER,
+  timestamp TEXT);
 CREATE INDEX entries_by_id ON entries(entry_id);
 CREATE INDEX entries_by_parent ON entries(file_id, parent_id);
 -- tool calls that read a sensitive file; their results may arrive in a later pass
@@ -208,9 +210,6 @@ class _Line(NamedTuple):
     ms: int
     shown: str | None  # the timestamp, when it is not the canonical rendering of `ms`
     kind: str | None = None
-    role: str | None = None
-    tool_name: str | None = None
-    tokens_before: int | None = None
     text: str | None = None  # redacted
     call_id: str | None = None  # the tool call a tool result answers
 
@@ -218,7 +217,7 @@ class _Line(NamedTuple):
         """Its columns in the entries table."""
         chars = None if self.text is None else len(self.text)
         head = [self.day, file_id, self.entry_id, self.parent_id, self.offset, self.length, self.ms]
-        return [*head, self.kind, self.role, self.tool_name, chars, self.tokens_before, self.shown]
+        return [*head, self.kind, chars, self.shown]
 
 
 @dataclass
@@ -285,7 +284,7 @@ def prepare(task: _Task) -> _Prepared:
         line = _Line(ms // _DAY_MS, entry_id, parent, offset, len(raw), ms, shown)
         if entry is not None:
             call = obj["message"].get("toolCallId") if entry.kind == "tool_result" else None
-            line = _Line(*line[:7], entry.kind, entry.role, entry.tool_name, entry.tokens_before, None, call)
+            line = _Line(*line[:7], entry.kind, None, call)
             texts.append(entry.text)
         found.lines.append(line)
     # redacted together: one scan per keyword for a batch of short texts
@@ -342,7 +341,7 @@ def _give_up(journal: Journal, error: Exception) -> None:
 def preparing(pending_bytes: int) -> Iterator[Executor | None]:
     """Worker processes to prepare batches in, when a pass has enough to do to repay starting them
     (a fresh interpreter each: the caller may have threads, which a fork would copy mid-step)."""
-    if pending_bytes < _POOL_BYTES:
+    if pending_bytes < BULK_BYTES:
         yield None
         return
     try:
@@ -434,6 +433,15 @@ class Index:
     def rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         try:
             return list(self.db.execute(sql, params))
+        except apsw.Error as error:
+            raise IndexUnavailable(error) from error
+
+    def compact(self) -> None:
+        """After a large pass: FTS5 segments merged into one, free and half-full pages given back."""
+        with self.write():
+            self.db.execute("INSERT INTO terms(terms) VALUES('optimize')")
+        try:
+            self.db.execute("VACUUM")
         except apsw.Error as error:
             raise IndexUnavailable(error) from error
 
@@ -642,7 +650,7 @@ class Index:
             self._number(rows)
             # FTS5 starts a new segment whenever a rowid is not above the previous one: insert in order
             order = sorted(range(len(rows)), key=lambda number: int(rows[number][0]))
-            self.db.executemany(f"INSERT INTO entries VALUES({','.join('?' * 13)})", [rows[n] for n in order])
+            self.db.executemany(f"INSERT INTO entries VALUES({','.join('?' * 10)})", [rows[n] for n in order])
             terms = [(rows[n][0], texts[n]) for n in order if texts[n] is not None]
             self.db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
             self.db.executemany("INSERT OR IGNORE INTO withheld_calls VALUES(?,?)", new)

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from ._index import Index, IndexUnavailable, preparing
+from ._index import BULK_BYTES, Index, IndexUnavailable, preparing
 from ._journals import Journal
 from ._memory import Memory, indexed
 from ._query import ToolError
@@ -92,7 +92,8 @@ def index_all(
     found = memory.discover(full=True)
     journals = sorted(found.journals, key=lambda journal: (journal.started, journal.path))
     finished = itertools.count(1)
-    with preparing(_unread(memory.index, journals)) as pool:
+    unread = _unread(memory.index, journals)
+    with preparing(unread) as pool:
         added = memory.index.sync_many(
             journals,
             verify=lambda journal: verify,
@@ -101,6 +102,8 @@ def index_all(
             done=lambda journal: progress(next(finished), len(journals)),
         )
     memory.drop_missing(found)
+    if unread >= BULK_BYTES:
+        memory.index.compact()
     return {"journals": len(journals), "added": added, "verified": verify}
 
 

@@ -48,8 +48,8 @@ _CONTEXT_CHARS = 4_000
 _CACHED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
 _DAY_MS = 86_400_000
 _COLUMNS = (
-    "e.rowid, e.entry_id, e.parent_id, e.timestamp, e.kind, e.role, e.tool_name, e.offset, e.length,"
-    " e.tokens_before, f.path, f.session_id, f.cwd, f.id, e.chars, e.ts"
+    "e.rowid, e.entry_id, e.parent_id, e.timestamp, e.kind, e.offset, e.length, f.path, f.session_id,"
+    " f.cwd, f.id, e.chars, e.ts"
 )
 _SUMMARY_KINDS = " AND e.kind IN ('compaction', 'branch_summary')"
 
@@ -73,11 +73,8 @@ class _Row:
     parent_id: str | None
     stored_timestamp: str | None  # only when the line's string is not the canonical one
     kind: str
-    role: str | None
-    tool_name: str | None
     offset: int
     length: int
-    tokens_before: int | None
     path: str
     session_id: str
     cwd: str
@@ -185,7 +182,7 @@ def _rows(view: View, where: str, params: tuple[Any, ...], tail: str = "") -> li
 
 
 def _row(values: Any) -> _Row:
-    return _Row(*values[:16])
+    return _Row(*values[:13])
 
 
 def _load(view: View, row: _Row) -> Extracted | None:
@@ -257,15 +254,15 @@ def _excerpts(texts: list[str], terms: list[str]) -> list[str]:
     return excerpts
 
 
-def _result(row: _Row, excerpt: str) -> dict[str, Any]:
+def _result(row: _Row, entry: Extracted, excerpt: str) -> dict[str, Any]:
     return {
         "entryId": row.entry_id,
         "source": row.source,
         "sessionId": row.session_id,
         "timestamp": row.timestamp,
         "kind": row.kind,
-        "role": row.role,
-        "toolName": row.tool_name,
+        "role": entry.role,
+        "toolName": entry.tool_name,
         "cwd": row.cwd,
         "excerpt": excerpt,
     }
@@ -376,7 +373,7 @@ def search(
         match, rows, total = _search_once(view, terms, where, params, limit)
         loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
     excerpts = _excerpts([entry.text for _, entry in loaded], terms or [])
-    results = [_result(row, excerpt) for (row, _), excerpt in zip(loaded, excerpts, strict=True)]
+    results = [_result(row, entry, excerpt) for (row, entry), excerpt in zip(loaded, excerpts, strict=True)]
     hints = {
         "any": "No entry has every term; these have at least one. Try fewer or different words.",
         "none": "Nothing matched. Try other words, a wider date range, or no kind filter.",
@@ -434,10 +431,11 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
     if status != "ok":
         return details
     row: _Row = found
-    text = _text(view, row)
-    if text is None:
+    entry = _load(view, row)
+    if entry is None:
         details["status"] = "unavailable"
         return details
+    text = _redact_cached(entry.text)
     if offset > len(text):
         raise ToolError(
             "bad_offset",
@@ -451,8 +449,8 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
         sessionId=row.session_id,
         timestamp=row.timestamp,
         kind=row.kind,
-        role=row.role,
-        toolName=row.tool_name,
+        role=entry.role,
+        toolName=entry.tool_name,
         cwd=row.cwd,
         text=text[offset:end],
         offset=offset,
@@ -470,8 +468,8 @@ def summaries(view: View, *, since: int | None, until: int | None, limit: int) -
     where += _SUMMARY_KINDS
     results = []
     for row in _newest_first(_row(values) for values in _rows(view, where, params)):
-        text = _text(view, row)
-        if text is None:
+        entry = _load(view, row)
+        if entry is None:
             continue  # its journal is being reindexed; it never shows another line's text
         results.append(
             {
@@ -480,8 +478,8 @@ def summaries(view: View, *, since: int | None, until: int | None, limit: int) -
                 "sessionId": row.session_id,
                 "timestamp": row.timestamp,
                 "kind": row.kind,
-                "tokensBefore": row.tokens_before,
-                "summary": _clip(text, _CONTEXT_CHARS),
+                "tokensBefore": entry.tokens_before,
+                "summary": _clip(_redact_cached(entry.text), _CONTEXT_CHARS),
             }
         )
         if len(results) == limit:
