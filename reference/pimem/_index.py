@@ -372,7 +372,8 @@ class Index:
         self.max_line_bytes = max_line_bytes
         self._known: dict[str, tuple[int, int, int]] | None = None
         self._version = -1
-        self.reads = 0  # how often `known` was read again: its answer may have changed since
+        self.reads = 0  # moves whenever `known` changes (its answer may have changed since)
+        self.foreign = 0  # moves whenever another connection's commit made `known` read again
         self._paths: tuple[int, dict[int, str]] | None = None
         try:
             self.db = self._connect()
@@ -423,7 +424,6 @@ class Index:
     def write(self) -> Iterator[apsw.Connection]:
         """A write transaction (see _immediate). Any SQLite error inside it (a full disk, a read-only
         folder) rolls it back and becomes IndexUnavailable."""
-        self._known = None
         try:
             with _immediate(self.db):
                 yield self.db
@@ -457,14 +457,31 @@ class Index:
         return self._paths[1]
 
     def known(self) -> dict[str, tuple[int, int, int]]:
-        """path → (file id, size, mtime_ns) of every journal indexed, re-read only after a write."""
+        """path → (file id, size, mtime_ns) of every journal indexed. Kept up to date by this
+        connection's own writes (`_note`), read again when another connection has committed."""
         version = self.rows("PRAGMA data_version")[0][0]  # moves when another connection commits
         if self._known is None or version != self._version:
             rows = self.rows("SELECT path, id, size, mtime_ns FROM files")
             self._known = {path: (file_id, size, mtime) for path, file_id, size, mtime in rows}
             self._version = version
             self.reads += 1
+            self.foreign += 1
         return self._known
+
+    def _note(self, path: str, state: tuple[int, int, int] | None) -> None:
+        """What this connection just wrote of a journal (None: its row is gone)."""
+        known = self.known()
+        if state is None:
+            known.pop(path, None)
+        else:
+            known[path] = state
+        self.reads += 1
+
+    def clear(self) -> None:
+        """Drop every row and term (rebuild): a fresh, empty index."""
+        with self.write() as db:
+            self.recreate(db)
+        self._known = None
 
     # -- indexing --------------------------------------------------------------------------------
 
@@ -493,6 +510,7 @@ class Index:
             for (file_id,) in self.rows("SELECT id FROM files WHERE path=?", (path,)):
                 self.drop_file(file_id)
                 self.db.execute("DELETE FROM files WHERE id=?", (file_id,))
+        self._note(path, None)
 
     def _prefix_digest(self, path: str, end: int) -> bytes:
         digest = position = 0
@@ -601,6 +619,7 @@ class Index:
             if state is None:
                 state = self._new_file(current, raw_header)
             calls = self.rows("SELECT call_id FROM withheld_calls WHERE file_id=?", (state.id,))
+        self._note(journal.path, (state.id, state.size, state.mtime_ns))
         return _Pass(state, current, header_hash, {call for (call,) in calls})
 
     def _new_file(self, journal: Journal, header: bytes) -> _FileState:
@@ -678,6 +697,7 @@ class Index:
             )
             work.added += len(terms)
             state.cursor = prepared.end
+        self._note(journal.path, (state.id, size, mtime))
         return more
 
     def _number(self, rows: list[list[Any]]) -> None:

@@ -208,8 +208,7 @@ def rebuild(
     memory: Memory, progress: Callable[[int, int], None] = lambda done, total: None
 ) -> dict[str, Any]:
     """Drop every row and term, then index all journals again (the forget list still applies)."""
-    with memory.index.write() as db:
-        Index.recreate(db)
+    memory.index.clear()
     return index_all(memory, progress=progress)
 
 

@@ -73,7 +73,7 @@ class Memory:
         self._index: Index | None = None
         self._scopes: dict[tuple[Any, ...], set[str]] = {}
         self._dropped = -1  # the catalog generation whose vanished journals were last dropped
-        self._suspects: tuple[tuple[int, int], list[str]] = ((-1, -1), [])
+        self._suspects: tuple[int, list[str]] = (-1, [])
         self._sight: tuple[tuple[Any, ...], Sight | None] = ((), None)
 
     def now(self) -> datetime:
@@ -161,9 +161,9 @@ class Memory:
         written are the ones that change), and any the index holds in another state than the catalog
         (another process indexed it after it grew)."""
         known = self.index.known()
-        if self._suspects[0] != (self.catalog.version, self.index.reads):
+        if self._suspects[0] != self.index.foreign:  # only another process makes the index run ahead
             suspects = [j.path for j in found.journals if j.path in known and not indexed(j, known)]
-            self._suspects = ((self.catalog.version, self.index.reads), suspects)
+            self._suspects = (self.index.foreign, suspects)
         self.catalog.restat([*self.catalog.recent(_RESTAT), *self._suspects[1]])
 
     def catch_up(self, journals: list[Journal]) -> None:
