@@ -155,16 +155,14 @@ def _backfill(
         memory.failed.add(journal.path)
         print(f"pimem: cannot index {journal.path}: {type(error).__name__}: {error}", file=sys.stderr)
 
-    try:
-        with preparing(_unread(index, pending)) as pool:
-            index.sync_many(
-                sorted(pending, key=lambda journal: journal.mtime_ns, reverse=True),
-                verify=verify,
-                forgotten=memory.forget.now,
-                pool=pool,
-                carry_on=lambda: not stop.is_set() and lease.take(),
-                failed=failed,
-            )
+    try:  # in this process: worker processes are for passes the user asked for and waits on
+        index.sync_many(
+            sorted(pending, key=lambda journal: journal.mtime_ns, reverse=True),
+            verify=verify,
+            forgotten=memory.forget.now,
+            carry_on=lambda: not stop.is_set() and lease.take(),
+            failed=failed,
+        )
     finally:
         try:
             lease.release()
