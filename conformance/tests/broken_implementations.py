@@ -88,10 +88,10 @@ def _trust_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
                 row.parent_id,
                 row.timestamp,
                 row.kind,
-                row.role,
-                row.tool_name,
+                None,
+                None,
                 "",
-                row.tokens_before,
+                None,
             )
 
         return load
@@ -228,16 +228,26 @@ def _unknown_arguments_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _discovery_takes_any_file(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
-        def candidates(agent_dir: str | None, session_dirs: list[str]) -> Iterator[tuple[str, list[str]]]:
+        def candidates(agent_dir: str | None, session_dirs: list[str]) -> Iterator[str]:
             yield from original(agent_dir, session_dirs)
             if agent_dir:  # also stray files in the agent dir and non-.jsonl files in session folders
-                roots = [os.path.realpath(agent_dir)]
                 for path in sorted([*Path(agent_dir).glob("*.jsonl"), *Path(agent_dir).glob("sessions/*/*")]):
                     if path.suffix != ".jsonl" or path.parent == Path(agent_dir):
-                        yield str(path), roots
+                        yield str(path)
 
         return candidates
 
+    _wrap(
+        monkeypatch,
+        _journals,
+        "_roots",
+        lambda original: (
+            lambda agent_dir, session_dirs: [
+                *original(agent_dir, session_dirs),
+                *([os.path.realpath(agent_dir)] if agent_dir else []),
+            ]
+        ),
+    )
     _wrap(monkeypatch, _journals, "_candidates", make)
     _wrap(
         monkeypatch,
@@ -548,10 +558,10 @@ def _forget_applied_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # forget hides what is indexed when it runs; later passes index everything again.
     _wrap(
         monkeypatch,
-        _memory.Memory,
-        "sync",
+        _index.Index,
+        "sync_many",
         lambda original: (
-            lambda self, journal, index=None, verify=False: (index or self.index).sync(journal, verify=verify)
+            lambda self, journals, *args, forgotten=None, **kwargs: original(self, journals, *args, **kwargs)
         ),
     )
 
