@@ -25,6 +25,7 @@ __all__ = [
     "parse_capture",
     "resolve_path",
     "result_ids",
+    "strings_in",
 ]
 
 _TOKEN = re.compile(r"\[(\d+|\*)\]|([^.\[\]]+)")
@@ -143,21 +144,22 @@ def result_ids(response: dict[str, Any]) -> list[Any] | None:
     return [item.get("entryId") for item in listing if isinstance(item, dict)]
 
 
-def _strings(value: Any) -> Iterator[str]:
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string anywhere in a JSON value, keys included."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for key, item in value.items():
             yield key
-            yield from _strings(item)
+            yield from strings_in(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from strings_in(item)
 
 
 def _contains_text(response: dict[str, Any], needle: str) -> bool:
     # Both forms count: a raw string value (what Pi shows) and the JSON text (escapes included).
-    return any(needle in text for text in _strings(response)) or needle in json.dumps(
+    return any(needle in text for text in strings_in(response)) or needle in json.dumps(
         response, ensure_ascii=False
     )
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._connector import Connector, SubprocessConnector, connector_for
+from pimem_conformance._expect import strings_in
 from pimem_conformance._jsjson import dumps_like_js
 from pimem_conformance._schemas import load_schemas
 
@@ -210,19 +211,6 @@ def result_ids(response: dict[str, Any]) -> list[str]:
     if details.get("action") == "read" and details.get("status") == "ok":
         return [details["entryId"]]
     return [item["entryId"] for item in details.get("entries", [])]
-
-
-def strings_in(value: Any) -> Iterator[str]:
-    """Every string anywhere in a JSON value, keys included."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from strings_in(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings_in(item)
 
 
 # Text that only an internal failure puts into a message: SQL engines, tracebacks, exception names.
