@@ -35,6 +35,7 @@ __all__ = [
     "give_to_nobody",
     "header_line",
     "line_bytes",
+    "linear_session",
     "pimem_command",
     "record_figure",
     "result_ids",
@@ -104,6 +105,18 @@ def entry_line(entry_id: str, parent_id: str | None, text: str, *, role: str = "
                    "provider": "mock", "model": "mock", "stopReason": "stop", "timestamp": 1793523601000}
     return {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": timestamp,
             "message": message}
+
+
+def linear_session(
+    session_id: str, cwd: str, entries: Iterable[tuple[str, str, str]]
+) -> list[dict[str, Any]]:
+    """A header, then entries given as (id, text, timestamp), each the child of the one before."""
+    lines = [header_line(session_id, cwd)]
+    parent = None
+    for entry_id, text, timestamp in entries:
+        lines.append(entry_line(entry_id, parent, text, timestamp=timestamp))
+        parent = entry_id
+    return lines
 
 
 def line_bytes(line: dict[str, Any] | str) -> bytes:

@@ -26,6 +26,7 @@ from .reliability_kit import (
     entry_line,
     header_line,
     line_bytes,
+    linear_session,
     pimem_command,
     record_figure,
     result_ids,
@@ -50,14 +51,10 @@ def iso(moment: datetime) -> str:
 def write_backlog(writer: JournalWriter, first: int, count: int) -> None:
     filler = " ".join(["backlog entry with words to index"] * 8)
     for journal in range(first, first + count):
-        lines: list[dict[str, Any]] = [header_line(f"0193eeee-{journal:04d}-7000-8000-000000000000", CWD)]
-        parent = None
-        for entry in range(20):
-            entry_id = f"b{journal:03x}{entry:04x}"
-            lines.append(entry_line(entry_id, parent, f"backlogword{journal} {filler}",
-                                    timestamp=f"2026-10-{1 + journal % 28:02d}T08:{entry:02d}:00.000Z"))
-            parent = entry_id
-        writer.write(writer.path_for(CWD, f"backlog-{journal:04d}"), lines)
+        entries = [(f"b{journal:03x}{entry:04x}", f"backlogword{journal} {filler}",
+                    f"2026-10-{1 + journal % 28:02d}T08:{entry:02d}:00.000Z") for entry in range(20)]
+        session = f"0193eeee-{journal:04d}-7000-8000-000000000000"
+        writer.write(writer.path_for(CWD, f"backlog-{journal:04d}"), linear_session(session, CWD, entries))
 
 
 def lease_events(state: Path) -> list[dict[str, Any]]:

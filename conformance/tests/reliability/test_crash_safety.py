@@ -22,8 +22,7 @@ import pytest
 from .reliability_kit import (
     JournalWriter,
     Memory,
-    entry_line,
-    header_line,
+    linear_session,
     pimem_command,
     record_figure,
     scaled,
@@ -41,14 +40,10 @@ SHARED_WORDS = ["retries", "backoff", "indexing"]
 def write_corpus(writer: JournalWriter) -> None:
     filler = " ".join(["the retries backoff note explains indexing of journals"] * 10)
     for journal in range(JOURNALS):
-        lines: list[dict[str, Any]] = [header_line(f"0193dddd-{journal:04d}-7000-8000-000000000000", CWD)]
-        parent = None
-        for entry in range(ENTRIES):
-            entry_id = f"{journal:04x}{entry:04x}"
-            lines.append(entry_line(entry_id, parent, f"crashword{journal} entry {entry}: {filler}",
-                                    timestamp=f"2026-11-{1 + journal:02d}T10:{entry:02d}:00.000Z"))
-            parent = entry_id
-        writer.write(writer.path_for(CWD, f"j{journal:03d}"), lines)
+        entries = [(f"{journal:04x}{entry:04x}", f"crashword{journal} entry {entry}: {filler}",
+                    f"2026-11-{1 + journal:02d}T10:{entry:02d}:00.000Z") for entry in range(ENTRIES)]
+        session = f"0193dddd-{journal:04d}-7000-8000-000000000000"
+        writer.write(writer.path_for(CWD, f"j{journal:03d}"), linear_session(session, CWD, entries))
 
 
 def index_command(writer: JournalWriter, state: Path) -> list[str]:

@@ -26,8 +26,8 @@ from .reliability_kit import (
     Memory,
     assert_no_internal_text,
     entry_line,
-    header_line,
     line_bytes,
+    linear_session,
     pimem_command,
     record_figure,
 )
@@ -41,14 +41,10 @@ FILLER = " ".join(["damaged environment filler words for the index"] * 12)
 
 def write_corpus(writer: JournalWriter) -> None:
     for journal in range(JOURNALS):
-        lines: list[dict[str, Any]] = [header_line(f"0193abcd-{journal:04d}-7000-8000-000000000000", CWD)]
-        parent = None
-        for entry in range(25):
-            entry_id = f"d{journal:03x}{entry:04x}"
-            lines.append(entry_line(entry_id, parent, f"damageword{journal} {FILLER}",
-                                    timestamp=f"2026-11-{1 + journal:02d}T10:{entry:02d}:00.000Z"))
-            parent = entry_id
-        writer.write(writer.path_for(CWD, f"j{journal}"), lines)
+        entries = [(f"d{journal:03x}{entry:04x}", f"damageword{journal} {FILLER}",
+                    f"2026-11-{1 + journal:02d}T10:{entry:02d}:00.000Z") for entry in range(25)]
+        session = f"0193abcd-{journal:04d}-7000-8000-000000000000"
+        writer.write(writer.path_for(CWD, f"j{journal}"), linear_session(session, CWD, entries))
 
 
 def open_memory(impl: str, writer: JournalWriter, state: Path) -> tuple[Memory, str]:
