@@ -33,6 +33,11 @@ def test_ruff_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_ruff_format_is_clean() -> None:
+    result = _run(_tool("ruff"), "format", "--check", ".")
+    assert result.returncode == 0, "run `.venv/bin/ruff format .`\n" + result.stdout + result.stderr
+
+
 def test_mypy_strict_is_clean_on_reference_and_conformance() -> None:
     result = _run(_tool("mypy"))
     assert result.returncode == 0, result.stdout + result.stderr

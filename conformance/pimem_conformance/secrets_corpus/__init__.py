@@ -57,15 +57,24 @@ def load(path: Path = CORPUS_PATH) -> Corpus:
     data = json.loads(path.read_text(encoding="utf-8"))
     return Corpus(
         seed=int(data["seed"]),
-        secrets=tuple(Secret(id=item["id"], kind=item["kind"], rule=item["rule"],
-                             redaction_class=item["class"], secret=item["secret"], context=item["context"])
-                      for item in data["secrets"]),
-        lookalikes=tuple(Lookalike(id=item["id"], kind=item["kind"], value=item["value"],
-                                   context=item["context"])
-                         for item in data["lookalikes"]),
+        secrets=tuple(
+            Secret(
+                id=item["id"],
+                kind=item["kind"],
+                rule=item["rule"],
+                redaction_class=item["class"],
+                secret=item["secret"],
+                context=item["context"],
+            )
+            for item in data["secrets"]
+        ),
+        lookalikes=tuple(
+            Lookalike(id=item["id"], kind=item["kind"], value=item["value"], context=item["context"])
+            for item in data["lookalikes"]
+        ),
     )
 
 
 def windows(secret: str, width: int = LEAK_WINDOW) -> set[str]:
     """Every substring of `width` characters: finding any of them outside the secret is a leak."""
-    return {secret[start:start + width] for start in range(max(1, len(secret) - width + 1))}
+    return {secret[start : start + width] for start in range(max(1, len(secret) - width + 1))}

@@ -18,8 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pimem_conformance.secrets_corpus", description=__doc__)
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help=f"regenerate {CORPUS_PATH.name}")
-    mode.add_argument("--check", action="store_true",
-                      help=f"fail if {CORPUS_PATH.name} differs from the generator")
+    mode.add_argument(
+        "--check", action="store_true", help=f"fail if {CORPUS_PATH.name} differs from the generator"
+    )
     options = parser.parse_args(argv)
     expected = render()
     if options.write:

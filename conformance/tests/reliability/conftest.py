@@ -38,4 +38,3 @@ def shared_tmp() -> Iterator[Path]:
         yield root
     finally:
         shutil.rmtree(root, ignore_errors=True)
-

@@ -90,21 +90,43 @@ def as_nobody(argv: list[str]) -> list[str]:
 
 # ---- journals ---------------------------------------------------------------------------------
 
+
 def header_line(session_id: str, cwd: str, timestamp: str = "2026-11-01T09:00:00.000Z") -> dict[str, Any]:
     return {"type": "session", "version": 3, "id": session_id, "timestamp": timestamp, "cwd": cwd}
 
 
-def entry_line(entry_id: str, parent_id: str | None, text: str, *, role: str = "user",
-               timestamp: str = "2026-11-01T09:00:01.000Z") -> dict[str, Any]:
+def entry_line(
+    entry_id: str,
+    parent_id: str | None,
+    text: str,
+    *,
+    role: str = "user",
+    timestamp: str = "2026-11-01T09:00:01.000Z",
+) -> dict[str, Any]:
     """A message entry whose extracted text is exactly `text` (user or assistant)."""
     if role == "user":
-        message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}],
-                                   "timestamp": 1793523601000}
+        message: dict[str, Any] = {
+            "role": "user",
+            "content": [{"type": "text", "text": text}],
+            "timestamp": 1793523601000,
+        }
     else:
-        message = {"role": "assistant", "content": [{"type": "text", "text": text}], "api": "mock",
-                   "provider": "mock", "model": "mock", "stopReason": "stop", "timestamp": 1793523601000}
-    return {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": timestamp,
-            "message": message}
+        message = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "api": "mock",
+            "provider": "mock",
+            "model": "mock",
+            "stopReason": "stop",
+            "timestamp": 1793523601000,
+        }
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": timestamp,
+        "message": message,
+    }
 
 
 def linear_session(
@@ -159,8 +181,14 @@ class JournalWriter:
     def workspace(self, cwd: str, session_file: Path) -> dict[str, Any]:
         """The `workspace` of an `open` request."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        return {"home": self.home, "agent_dir": str(self.agent_dir), "session_dirs": [],
-                "state_dir": str(self.state_dir), "cwd": cwd, "session_file": str(session_file)}
+        return {
+            "home": self.home,
+            "agent_dir": str(self.agent_dir),
+            "session_dirs": [],
+            "state_dir": str(self.state_dir),
+            "cwd": cwd,
+            "session_file": str(session_file),
+        }
 
     def snapshot(self) -> dict[Path, bytes]:
         """Every journal's bytes, to prove later that nothing touched them."""
@@ -168,6 +196,7 @@ class JournalWriter:
 
 
 # ---- the protocol -----------------------------------------------------------------------------
+
 
 class Memory:
     """A protocol session with one implementation; instances are opened on demand."""
@@ -185,10 +214,22 @@ class Memory:
         """A subprocess adapter, e.g. `pimem serve`, possibly run as another user."""
         return cls(SubprocessConnector(argv, timeout=timeout))
 
-    def open(self, instance: str, workspace: dict[str, Any], *, now: str = NOW,
-             settings: dict[str, Any] | None = None, index: bool = True) -> None:
-        self.adapter.send("open", instance=instance, workspace=workspace,
-                          clock={"now": now, "tz": "UTC"}, settings=settings or {})
+    def open(
+        self,
+        instance: str,
+        workspace: dict[str, Any],
+        *,
+        now: str = NOW,
+        settings: dict[str, Any] | None = None,
+        index: bool = True,
+    ) -> None:
+        self.adapter.send(
+            "open",
+            instance=instance,
+            workspace=workspace,
+            clock={"now": now, "tz": "UTC"},
+            settings=settings or {},
+        )
         if index:
             self.event(instance, "session_start", {"reason": "startup"})
             self.idle(instance)
@@ -227,9 +268,22 @@ def result_ids(response: dict[str, Any]) -> list[str]:
 
 
 # Text that only an internal failure puts into a message: SQL engines, tracebacks, exception names.
-INTERNAL_MARKERS = ("Traceback", "sqlite", "SQLITE", "apsw", "FTS5", "fts5", "syntax error", "near \"",
-                    "database is locked", "no such table", "no such column", "Error:", "Exception",
-                    'File "/')
+INTERNAL_MARKERS = (
+    "Traceback",
+    "sqlite",
+    "SQLITE",
+    "apsw",
+    "FTS5",
+    "fts5",
+    "syntax error",
+    'near "',
+    "database is locked",
+    "no such table",
+    "no such column",
+    "Error:",
+    "Exception",
+    'File "/',
+)
 
 
 def assert_no_internal_text(response: dict[str, Any], request: Any = None) -> None:

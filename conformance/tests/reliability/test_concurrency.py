@@ -51,8 +51,14 @@ def iso(moment: datetime) -> str:
 def write_backlog(writer: JournalWriter, first: int, count: int) -> None:
     filler = " ".join(["backlog entry with words to index"] * 8)
     for journal in range(first, first + count):
-        entries = [(f"b{journal:03x}{entry:04x}", f"backlogword{journal} {filler}",
-                    f"2026-10-{1 + journal % 28:02d}T08:{entry:02d}:00.000Z") for entry in range(20)]
+        entries = [
+            (
+                f"b{journal:03x}{entry:04x}",
+                f"backlogword{journal} {filler}",
+                f"2026-10-{1 + journal % 28:02d}T08:{entry:02d}:00.000Z",
+            )
+            for entry in range(20)
+        ]
         session = f"0193eeee-{journal:04d}-7000-8000-000000000000"
         writer.write(writer.path_for(CWD, f"backlog-{journal:04d}"), linear_session(session, CWD, entries))
 
@@ -114,8 +120,13 @@ def test_killed_lease_holder_is_replaced_after_expiry(shared_tmp: Path) -> None:
     settings = {"lease_seconds": LEASE_SECONDS}
     holder = serve()
     try:
-        holder.open("doomed", writer.workspace(CWD, writer.path_for(CWD, "doomed")), now=iso(T0),
-                    settings=settings, index=False)
+        holder.open(
+            "doomed",
+            writer.workspace(CWD, writer.path_for(CWD, "doomed")),
+            now=iso(T0),
+            settings=settings,
+            index=False,
+        )
         holder.event("doomed", "session_start", {"reason": "startup"})
         acquired = wait_for_acquire(writer.state_dir, "doomed", time.monotonic() + 60)
         assert acquired is not None, "the first process never took the backfill lease"
@@ -126,16 +137,26 @@ def test_killed_lease_holder_is_replaced_after_expiry(shared_tmp: Path) -> None:
 
     successor = serve()
     try:
-        successor.open("heir", writer.workspace(CWD, writer.path_for(CWD, "heir")),
-                       now=iso(T0 + timedelta(seconds=LEASE_SECONDS // 2)), settings=settings)
-        early = [event for event in lease_events(writer.state_dir)
-                 if event["owner"].startswith("heir") and event["event"] == "acquire"]
+        successor.open(
+            "heir",
+            writer.workspace(CWD, writer.path_for(CWD, "heir")),
+            now=iso(T0 + timedelta(seconds=LEASE_SECONDS // 2)),
+            settings=settings,
+        )
+        early = [
+            event
+            for event in lease_events(writer.state_dir)
+            if event["owner"].startswith("heir") and event["event"] == "acquire"
+        ]
         assert early == [], f"took a lease that had not expired: {early}"
         successor.clock("heir", iso(T0 + timedelta(seconds=LEASE_SECONDS + 1)))
         successor.event("heir", "session_start", {"reason": "startup"})
         successor.idle("heir")
-        taken = [event for event in lease_events(writer.state_dir)
-                 if event["owner"].startswith("heir") and event["event"] == "acquire"]
+        taken = [
+            event
+            for event in lease_events(writer.state_dir)
+            if event["owner"].startswith("heir") and event["event"] == "acquire"
+        ]
         assert taken and taken[0]["at"] >= last["expiresAt"], taken
         status = successor.command("heir", "status")["details"]
         assert status["indexing"]["complete"] is True, status
@@ -157,16 +178,28 @@ def test_four_processes_index_and_search_one_folder_consistently(shared_tmp: Pat
         memory, instance = processes[number], f"w{number}"
         journal = writer.path_for(CWD, f"worker-{number}")
         journal.write_bytes(line_bytes(header_line(f"0193ffff-{number:04d}-7000-8000-000000000000", CWD)))
-        memory.open(instance, writer.workspace(CWD, journal), now=iso(T0),
-                    settings={"lease_seconds": LEASE_SECONDS}, index=False)
+        memory.open(
+            instance,
+            writer.workspace(CWD, journal),
+            now=iso(T0),
+            settings={"lease_seconds": LEASE_SECONDS},
+            index=False,
+        )
         memory.event(instance, "session_start", {"reason": "startup"})
         parent = None
         for step in range(rounds):
             entry_id, word = f"w{number}{step:06x}", f"workerword{number}x{step}"
             with journal.open("ab") as handle:  # as Pi appends: one whole line at a time
-                handle.write(line_bytes(entry_line(
-                    entry_id, parent, f"concurrent worker {word}",
-                    timestamp=f"2026-11-20T1{number}:{step // 60 % 60:02d}:{step % 60:02d}.000Z")))
+                handle.write(
+                    line_bytes(
+                        entry_line(
+                            entry_id,
+                            parent,
+                            f"concurrent worker {word}",
+                            timestamp=f"2026-11-20T1{number}:{step // 60 % 60:02d}:{step % 60:02d}.000Z",
+                        )
+                    )
+                )
             parent = entry_id
             own = memory.tool(instance, action="search", query=word)
             shared = memory.tool(instance, action="search", query="backlog concurrent", limit=20)
@@ -193,19 +226,24 @@ def test_four_processes_index_and_search_one_folder_consistently(shared_tmp: Pat
 
     alone = serve()  # a single process over the same journals, with a state folder of its own
     try:
-        workspace = {**writer.workspace(CWD, writer.path_for(CWD, "alone")),
-                     "state_dir": str(shared_tmp / "alone")}
+        workspace = {
+            **writer.workspace(CWD, writer.path_for(CWD, "alone")),
+            "state_dir": str(shared_tmp / "alone"),
+        }
         alone.open("alone", workspace, now=iso(T0))
         expected = answers(alone, "alone")
     finally:
         alone.stop()
     for number, answer in enumerate(seen):
-        differing = {query: (answer[query], wanted) for query, wanted in expected.items()
-                     if answer[query] != wanted}
+        differing = {
+            query: (answer[query], wanted) for query, wanted in expected.items() if answer[query] != wanted
+        }
         assert not differing, f"w{number} differs from a single process: {str(differing)[:1000]}"
     problems = overlapping_holders(lease_events(writer.state_dir))
     assert not problems, problems
     holders = {event["owner"] for event in lease_events(writer.state_dir) if event["event"] == "acquire"}
     tally("trials run", sum(calls), "calls from concurrent processes")
-    record_figure("concurrency: processes / calls / lease holders",
-                  f"{WORKERS} / {sum(calls)} without an error / {len(holders)} holder(s), never two at once")
+    record_figure(
+        "concurrency: processes / calls / lease holders",
+        f"{WORKERS} / {sum(calls)} without an error / {len(holders)} holder(s), never two at once",
+    )

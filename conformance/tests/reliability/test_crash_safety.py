@@ -40,15 +40,30 @@ SHARED_WORDS = ["retries", "backoff", "indexing"]
 def write_corpus(writer: JournalWriter) -> None:
     filler = " ".join(["the retries backoff note explains indexing of journals"] * 10)
     for journal in range(JOURNALS):
-        entries = [(f"{journal:04x}{entry:04x}", f"crashword{journal} entry {entry}: {filler}",
-                    f"2026-11-{1 + journal:02d}T10:{entry:02d}:00.000Z") for entry in range(ENTRIES)]
+        entries = [
+            (
+                f"{journal:04x}{entry:04x}",
+                f"crashword{journal} entry {entry}: {filler}",
+                f"2026-11-{1 + journal:02d}T10:{entry:02d}:00.000Z",
+            )
+            for entry in range(ENTRIES)
+        ]
         session = f"0193dddd-{journal:04d}-7000-8000-000000000000"
         writer.write(writer.path_for(CWD, f"j{journal:03d}"), linear_session(session, CWD, entries))
 
 
 def index_command(writer: JournalWriter, state: Path) -> list[str]:
-    return [*pimem_command(), "--agent-dir", str(writer.agent_dir), "--index", str(state / "index.sqlite"),
-            "--cwd", CWD, "--json", "index"]
+    return [
+        *pimem_command(),
+        "--agent-dir",
+        str(writer.agent_dir),
+        "--index",
+        str(state / "index.sqlite"),
+        "--cwd",
+        CWD,
+        "--json",
+        "index",
+    ]
 
 
 def observe(impl: str, writer: JournalWriter, state: Path) -> dict[str, Any]:
@@ -100,8 +115,9 @@ def test_kill_9_during_a_first_pass_then_reindex_equals_a_clean_index(shared_tmp
     mismatches = []
     for trial in range(trials):
         state = shared_tmp / f"trial-{trial}"
-        victim = subprocess.Popen(index_command(writer, state), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+        victim = subprocess.Popen(
+            index_command(writer, state), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         # Kill within the part of one pass that writes the index: from its file's appearance on.
         if wait_for(state / "index.sqlite", victim) and victim.poll() is None:
             time.sleep(rng.uniform(0, writing))
@@ -113,13 +129,16 @@ def test_kill_9_during_a_first_pass_then_reindex_equals_a_clean_index(shared_tmp
         assert rerun.returncode == 0, f"trial {trial}: the index did not open cleanly: {rerun.stderr[-2000:]}"
         seen = observe(impl, writer, state)
         if seen != expected:
-            differing = {key: (seen.get(key), value) for key, value in expected.items()
-                         if seen.get(key) != value}
+            differing = {
+                key: (seen.get(key), value) for key, value in expected.items() if seen.get(key) != value
+            }
             mismatches.append(f"trial {trial}: {str(differing)[:300]}")
         shutil.rmtree(state)
-    record_figure("crash safety: kill -9 trials",
-                  f"{trials} ({killed_while_writing} killed while writing the index; "
-                  f"one pass {one_pass:.2f} s), {JOURNALS * ENTRIES} entries checked per trial")
+    record_figure(
+        "crash safety: kill -9 trials",
+        f"{trials} ({killed_while_writing} killed while writing the index; "
+        f"one pass {one_pass:.2f} s), {JOURNALS * ENTRIES} entries checked per trial",
+    )
     tally("trials run", trials, "kill -9 trials")
     tally("entries checked", trials * JOURNALS * ENTRIES, "entries after kills")
     assert not mismatches, "\n".join(mismatches[:10])

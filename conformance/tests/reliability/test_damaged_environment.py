@@ -41,8 +41,14 @@ FILLER = " ".join(["damaged environment filler words for the index"] * 12)
 
 def write_corpus(writer: JournalWriter) -> None:
     for journal in range(JOURNALS):
-        entries = [(f"d{journal:03x}{entry:04x}", f"damageword{journal} {FILLER}",
-                    f"2026-11-{1 + journal:02d}T10:{entry:02d}:00.000Z") for entry in range(25)]
+        entries = [
+            (
+                f"d{journal:03x}{entry:04x}",
+                f"damageword{journal} {FILLER}",
+                f"2026-11-{1 + journal:02d}T10:{entry:02d}:00.000Z",
+            )
+            for entry in range(25)
+        ]
         session = f"0193abcd-{journal:04d}-7000-8000-000000000000"
         writer.write(writer.path_for(CWD, f"j{journal}"), linear_session(session, CWD, entries))
 
@@ -80,9 +86,22 @@ def clean_answers(impl: str, writer: JournalWriter, state: Path) -> dict[str, An
 
 
 def rebuild(writer: JournalWriter, state: Path) -> None:
-    result = subprocess.run([*pimem_command(), "--agent-dir", str(writer.agent_dir), "--index",
-                             str(state / "index.sqlite"), "--cwd", CWD, "--json", "rebuild"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            *pimem_command(),
+            "--agent-dir",
+            str(writer.agent_dir),
+            "--index",
+            str(state / "index.sqlite"),
+            "--cwd",
+            CWD,
+            "--json",
+            "rebuild",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
 
 
@@ -91,8 +110,9 @@ def tmpfs(folder: Path, size: str) -> Iterator[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root (CI runs as root)")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                             capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
     try:
@@ -105,8 +125,13 @@ def remount(folder: Path, options: str) -> None:
     subprocess.run(["mount", "-o", f"remount,{options}", str(folder)], check=True)
 
 
-def damaged_then_rebuilt(impl: str, writer: JournalWriter, state: Path, damage: Callable[[], None],
-                         undo: Callable[[], None] = lambda: None) -> dict[str, Any]:
+def damaged_then_rebuilt(
+    impl: str,
+    writer: JournalWriter,
+    state: Path,
+    damage: Callable[[], None],
+    undo: Callable[[], None] = lambda: None,
+) -> dict[str, Any]:
     """Damage the state folder, ask every question, undo, rebuild; the answers while damaged."""
     expected = clean_answers(impl, writer, writer.root / "clean")
     damage()
@@ -143,8 +168,9 @@ def test_read_only_state_folder(shared_tmp: Path, impl: str) -> None:
         # New text the index would have to take in, then a folder that refuses every write.
         with writer.path_for(CWD, "j0").open("ab") as journal:
             journal.write(line_bytes(entry_line("d000ffff", None, f"damageword0 late {FILLER}")))
-        result = damaged_then_rebuilt(impl, writer, state, lambda: remount(state, "ro"),
-                                      lambda: remount(state, "rw"))
+        result = damaged_then_rebuilt(
+            impl, writer, state, lambda: remount(state, "ro"), lambda: remount(state, "rw")
+        )
     record_figure("damaged: read-only state folder", outcome(result))
 
 

@@ -63,9 +63,15 @@ def good(plan: Plan, entry_id: str, word: str, parent: str | None = None) -> dic
 
 def deep_line(entry_id: str, word: str) -> bytes:
     """A message whose unknown field nests arrays DEEP levels down (Node parses it; many parsers do not)."""
-    return (b'{"type":"message","id":"' + entry_id.encode() + b'","timestamp":"2026-11-01T09:00:01.000Z",'
-            b'"message":{"role":"user","content":"' + word.encode() + b'","extra":'
-            + b"[" * DEEP + b"]" * DEEP + b"}}")
+    return (
+        b'{"type":"message","id":"' + entry_id.encode() + b'","timestamp":"2026-11-01T09:00:01.000Z",'
+        b'"message":{"role":"user","content":"'
+        + word.encode()
+        + b'","extra":'
+        + b"[" * DEEP
+        + b"]" * DEEP
+        + b"}}"
+    )
 
 
 def write_hostile_journals(writer: JournalWriter, outside: Path) -> Plan:
@@ -77,14 +83,25 @@ def write_hostile_journals(writer: JournalWriter, outside: Path) -> Plan:
     raw = bytearray(line_bytes(header_line(sid(1), CWD)))
     raw += line_bytes(good(plan, "aa000001", "wordfirstgood"))
     bad: list[tuple[str, bytes, bool]] = [  # (word, bytes of the line without newline, spec says counted)
-        ("wordmalformed",
-         b'{"type":"message","id":"bb000001","message":{"role":"user","content":"wordmalformed"', True),
+        (
+            "wordmalformed",
+            b'{"type":"message","id":"bb000001","message":{"role":"user","content":"wordmalformed"',
+            True,
+        ),
         ("wordtruncated", line_bytes(entry_line("bb000002", None, "wordtruncated"))[:-20], True),
         # A raw NUL inside a JSON string is a control character JSON forbids: malformed.
-        ("wordnulbyte", line_bytes(entry_line("bb000003", None, "wordnulbyte"))[:-1].replace(
-            b"wordnulbyte", b"wordnulbyte\x00tail"), True),
-        ("wordbadutf",
-         line_bytes(entry_line("bb000004", None, "wordbadutf zz"))[:-1].replace(b"zz", b"\xff\xfe"), False),
+        (
+            "wordnulbyte",
+            line_bytes(entry_line("bb000003", None, "wordnulbyte"))[:-1].replace(
+                b"wordnulbyte", b"wordnulbyte\x00tail"
+            ),
+            True,
+        ),
+        (
+            "wordbadutf",
+            line_bytes(entry_line("bb000004", None, "wordbadutf zz"))[:-1].replace(b"zz", b"\xff\xfe"),
+            False,
+        ),
         ("wordcrlf", line_bytes(entry_line("bb000005", None, "wordcrlf"))[:-1] + b"\r", False),
     ]
     for word, line, counted in bad:
@@ -97,11 +114,21 @@ def write_hostile_journals(writer: JournalWriter, outside: Path) -> Plan:
     plan.absent |= {"wordnumericid", "wordnullid"}
     # Unknown types, roles and blocks are tolerated and skipped; the good entry after them is not.
     raw += line_bytes({"type": "future_thing", "id": "cc000001", "payload": "wordunknowntype"})
-    raw += line_bytes({**entry_line("cc000002", None, "x"),
-                       "message": {"role": "oracle", "content": "wordunknownrole"}})
-    raw += line_bytes({**entry_line("cc000003", None, "x"), "message": {
-        "role": "user", "content": [{"type": "hologram", "data": "wordunknownblock"},
-                                    {"type": "text", "text": "wordknownblock"}]}})
+    raw += line_bytes(
+        {**entry_line("cc000002", None, "x"), "message": {"role": "oracle", "content": "wordunknownrole"}}
+    )
+    raw += line_bytes(
+        {
+            **entry_line("cc000003", None, "x"),
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "hologram", "data": "wordunknownblock"},
+                    {"type": "text", "text": "wordknownblock"},
+                ],
+            },
+        }
+    )
     plan.absent |= {"wordunknowntype", "wordunknownrole", "wordunknownblock"}
     plan.indexed["wordknownblock"] = "cc000003"
     # Duplicate ids in one file: neither may crash the indexer; later good entries still count.
@@ -118,34 +145,48 @@ def write_hostile_journals(writer: JournalWriter, outside: Path) -> Plan:
 
     # Whole files that are not journals, or not reachable.
     writer.write(folder / "good.jsonl", [header_line(sid(2), CWD), good(plan, "aa000003", "wordgoodfile")])
-    (folder / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + line_bytes(header_line(sid(3), CWD))
-                                       + line_bytes(entry_line("ff000001", None, "wordbomfile")))
+    (folder / "bom.jsonl").write_bytes(
+        b"\xef\xbb\xbf"
+        + line_bytes(header_line(sid(3), CWD))
+        + line_bytes(entry_line("ff000001", None, "wordbomfile"))
+    )
     plan.bad_files["wordbomfile"] = "BOM before the header"
-    (folder / "crlf.jsonl").write_bytes(b"".join(line_bytes(line)[:-1] + b"\r\n" for line in (
-        header_line(sid(4), CWD), entry_line("ff000002", None, "wordcrlffile"))))
+    (folder / "crlf.jsonl").write_bytes(
+        b"".join(
+            line_bytes(line)[:-1] + b"\r\n"
+            for line in (header_line(sid(4), CWD), entry_line("ff000002", None, "wordcrlffile"))
+        )
+    )
     plan.bad_files["wordcrlffile"] = "CRLF line ends"
     writer.write(folder / "noheader.jsonl", [entry_line("ff000003", None, "wordnoheader")])
-    writer.write(folder / "headerlater.jsonl", [entry_line("ff000004", None, "wordheaderlater"),
-                                                header_line(sid(5), CWD)])
+    writer.write(
+        folder / "headerlater.jsonl",
+        [entry_line("ff000004", None, "wordheaderlater"), header_line(sid(5), CWD)],
+    )
     plan.absent |= {"wordnoheader", "wordheaderlater"}
     writer.write(folder / "empty.jsonl", [])
 
     # Outside the sessions root: a journal reached only through symlinks, which must not be followed.
     outside.mkdir()
-    (outside / "real.jsonl").write_bytes(line_bytes(header_line(sid(6), CWD))
-                                         + line_bytes(entry_line("ff000005", None, "wordoutsidelink")))
+    (outside / "real.jsonl").write_bytes(
+        line_bytes(header_line(sid(6), CWD)) + line_bytes(entry_line("ff000005", None, "wordoutsidelink"))
+    )
     (folder / "link.jsonl").symlink_to(outside / "real.jsonl")
     (writer.sessions_dir / "--home-u-linked--").symlink_to(outside, target_is_directory=True)
     plan.absent.add("wordoutsidelink")
 
     # A FIFO would block a reader forever; an unreadable file and folder cannot be read by nobody.
     os.mkfifo(folder / "fifo.jsonl")
-    writer.write(folder / "unreadable.jsonl",
-                 [header_line(sid(7), CWD), entry_line("ff000006", None, "wordunreadable")])
+    writer.write(
+        folder / "unreadable.jsonl",
+        [header_line(sid(7), CWD), entry_line("ff000006", None, "wordunreadable")],
+    )
     (folder / "unreadable.jsonl").chmod(0)
     locked = writer.sessions_dir / "--home-u-locked--"
-    writer.write(locked / "inside.jsonl", [header_line(sid(8), "/home/u/locked"),
-                                           entry_line("ff000007", None, "wordlockeddir")])
+    writer.write(
+        locked / "inside.jsonl",
+        [header_line(sid(8), "/home/u/locked"), entry_line("ff000007", None, "wordlockeddir")],
+    )
     locked.chmod(0)
     plan.absent |= {"wordunreadable", "wordlockeddir"}
     plan.must_count_files += 2  # the FIFO and the unreadable file
@@ -178,31 +219,41 @@ def test_hostile_journals_are_skipped_counted_and_the_rest_indexed(shared_tmp: P
     assert not missing, f"good entries not found exactly once: {missing} -> {[found[w] for w in missing]}"
     leaked = {word for word in plan.absent if found[word]}
     assert not leaked, f"indexed what must be skipped: {leaked}"
-    uncounted_lines = [word for word, what in plan.bad_lines.items()
-                       if not found[word] and what != "duplicate id"]
+    uncounted_lines = [
+        word for word, what in plan.bad_lines.items() if not found[word] and what != "duplicate id"
+    ]
     assert skipped["lines"] >= max(len(uncounted_lines), plan.must_count_lines), (skipped, uncounted_lines)
     uncounted_files = [word for word in plan.bad_files if not found[word]]
     assert skipped["files"] >= plan.must_count_files + len(uncounted_files), (skipped, uncounted_files)
     assert any(found[word] for word in ("worddupone", "worddupetwo")), "both duplicate-id entries vanished"
-    record_figure("hostile journals", f"{len(plan.bad_lines)} bad lines, {len(plan.absent)} lines or files "
-                  f"that must stay unindexed, {len(plan.indexed)} good entries; status skipped {skipped}")
+    record_figure(
+        "hostile journals",
+        f"{len(plan.bad_lines)} bad lines, {len(plan.absent)} lines or files "
+        f"that must stay unindexed, {len(plan.indexed)} good entries; status skipped {skipped}",
+    )
 
 
 def test_json_nested_10000_deep_is_skipped_or_indexed_and_the_journal_goes_on(
-        shared_tmp: Path, impl: str) -> None:
+    shared_tmp: Path, impl: str
+) -> None:
     writer = JournalWriter(shared_tmp)
     journal = writer.path_for(CWD, "deep")
     journal.parent.mkdir(parents=True)
-    journal.write_bytes(line_bytes(header_line(sid(9), CWD))
-                        + line_bytes(entry_line("aa000009", None, "wordbefore"))
-                        + deep_line("bb000009", "worddeep") + b"\n"
-                        + line_bytes(entry_line("aa00000a", "aa000009", "wordafter")))
+    journal.write_bytes(
+        line_bytes(header_line(sid(9), CWD))
+        + line_bytes(entry_line("aa000009", None, "wordbefore"))
+        + deep_line("bb000009", "worddeep")
+        + b"\n"
+        + line_bytes(entry_line("aa00000a", "aa000009", "wordafter"))
+    )
     memory = Memory.connect(impl)
     try:
         memory.open("a", writer.workspace(CWD, writer.path_for(CWD, "current")))
         skipped = memory.command("a", "status")["details"]["skipped"]
-        found = {word: result_ids(memory.tool("a", action="search", query=word))
-                 for word in ("wordbefore", "worddeep", "wordafter")}
+        found = {
+            word: result_ids(memory.tool("a", action="search", query=word))
+            for word in ("wordbefore", "worddeep", "wordafter")
+        }
     finally:
         memory.stop()
     assert found["wordbefore"] == ["aa000009"] and found["wordafter"] == ["aa00000a"], found

@@ -36,11 +36,27 @@ from .reliability_kit import (
 pytestmark = pytest.mark.reliability
 
 CWD = "/home/u/app"
-ERROR_CODES = {"bad_argument", "unknown_action", "bad_date", "bad_offset", "scope_denied",
-               "index_unavailable"}
+ERROR_CODES = {
+    "bad_argument",
+    "unknown_action",
+    "bad_date",
+    "bad_offset",
+    "scope_denied",
+    "index_unavailable",
+}
 ACTIONS = ["search", "read", "summaries", "around"]
-KINDS = ["user", "assistant", "tool_result", "bash", "custom", "custom_message", "compaction",
-         "branch_summary", "session_info", "label"]
+KINDS = [
+    "user",
+    "assistant",
+    "tool_result",
+    "bash",
+    "custom",
+    "custom_message",
+    "compaction",
+    "branch_summary",
+    "session_info",
+    "label",
+]
 
 _OPENED: list[str] | None = None  # the audit hook records into this list while a call runs
 
@@ -59,31 +75,110 @@ def install_audit_hook() -> None:
         sys.addaudithook(_audit)
         _HOOKED.append(True)
 
-fts_syntax = st.sampled_from([
-    '"', '""', "'", "*", "^", "NEAR(a b, 2)", "a OR b", "a AND NOT b", "(", ")", "{col}:x", "col:x",
-    "-x", "+x", "a:b:c", "NOT", "OR", "AND", "\\", "%", "_", "';--", "') OR 1=1 --", "\x00", "\u202e",
-    "e\u0301", "\u200d", "🔑🗝️", "👩‍💻", "مرحبا", "שלום", "\ufeff", "\ud83d", "\U0010ffff",
-])
+
+fts_syntax = st.sampled_from(
+    [
+        '"',
+        '""',
+        "'",
+        "*",
+        "^",
+        "NEAR(a b, 2)",
+        "a OR b",
+        "a AND NOT b",
+        "(",
+        ")",
+        "{col}:x",
+        "col:x",
+        "-x",
+        "+x",
+        "a:b:c",
+        "NOT",
+        "OR",
+        "AND",
+        "\\",
+        "%",
+        "_",
+        "';--",
+        "') OR 1=1 --",
+        "\x00",
+        "\u202e",
+        "e\u0301",
+        "\u200d",
+        "🔑🗝️",
+        "👩‍💻",
+        "مرحبا",
+        "שלום",
+        "\ufeff",
+        "\ud83d",
+        "\U0010ffff",
+    ]
+)
 hostile_text = st.one_of(
     st.text(max_size=60),
     st.lists(st.one_of(fts_syntax, st.text(max_size=8)), max_size=12).map(" ".join),
-    st.sampled_from(["a" * 1_000_000, "token " * 200_000, "\"" * 100_000, "é" * 300_000]),
+    st.sampled_from(["a" * 1_000_000, "token " * 200_000, '"' * 100_000, "é" * 300_000]),
 )
-path_like = st.sampled_from([
-    "/etc/passwd", "../../../../etc/passwd", "..", "../", "./", "/", "~", "~root/.ssh/id_rsa",
-    "file:///etc/shadow", "\\\\server\\share", "C:\\Windows\\win.ini", "/proc/self/environ", "/dev/zero",
-    "%2e%2e%2f%2e%2e%2fetc%2fpasswd", "{ws}/../outside.jsonl", "abc\x00/etc/passwd",
-    "'; DROP TABLE entries; --", "\" OR \"1\"=\"1", "1; ATTACH DATABASE '/tmp/x.db' AS x", "*", "%", "_",
-])
+path_like = st.sampled_from(
+    [
+        "/etc/passwd",
+        "../../../../etc/passwd",
+        "..",
+        "../",
+        "./",
+        "/",
+        "~",
+        "~root/.ssh/id_rsa",
+        "file:///etc/shadow",
+        "\\\\server\\share",
+        "C:\\Windows\\win.ini",
+        "/proc/self/environ",
+        "/dev/zero",
+        "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+        "{ws}/../outside.jsonl",
+        "abc\x00/etc/passwd",
+        "'; DROP TABLE entries; --",
+        '" OR "1"="1',
+        "1; ATTACH DATABASE '/tmp/x.db' AS x",
+        "*",
+        "%",
+        "_",
+    ]
+)
 identifier = st.one_of(path_like, st.text(max_size=40), st.from_regex(r"[0-9a-f]{8}", fullmatch=True))
 junk_date = st.one_of(
-    st.sampled_from(["", "yesterday", "2026-13-45", "2026-02-30", "0000-00-00", "99999-01-01",
-                     "2026-11-29T25:61:61Z", "2026-11-29T14:00:00", "2026-11-29T14:00:00+99:00",
-                     "2026-11-29", "2026-11-29T14:00:00Z", "1e309", "NaN", "-1"]),
-    st.text(max_size=30), st.integers(), st.floats(allow_nan=True), st.none(), st.booleans(),
+    st.sampled_from(
+        [
+            "",
+            "yesterday",
+            "2026-13-45",
+            "2026-02-30",
+            "0000-00-00",
+            "99999-01-01",
+            "2026-11-29T25:61:61Z",
+            "2026-11-29T14:00:00",
+            "2026-11-29T14:00:00+99:00",
+            "2026-11-29",
+            "2026-11-29T14:00:00Z",
+            "1e309",
+            "NaN",
+            "-1",
+        ]
+    ),
+    st.text(max_size=30),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.none(),
+    st.booleans(),
 )
-number = st.one_of(st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=True),
-                   st.text(max_size=5), st.none(), st.booleans(), st.lists(st.integers(), max_size=2))
+number = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True),
+    st.text(max_size=5),
+    st.none(),
+    st.booleans(),
+    st.lists(st.integers(), max_size=2),
+)
 
 
 @st.composite
@@ -116,9 +211,16 @@ def hostile_arguments(draw: st.DrawFn, workspace_root: str) -> Any:
 
 
 def allowed_roots(workspace_root: Path) -> list[str]:
-    roots = {str(workspace_root), sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             *sysconfig.get_paths().values(), *(entry for entry in sys.path if entry),
-             *zoneinfo.TZPATH}  # the system time-zone database, for the configured tz
+    roots = {
+        str(workspace_root),
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        *sysconfig.get_paths().values(),
+        *(entry for entry in sys.path if entry),
+        *zoneinfo.TZPATH,
+    }  # the system time-zone database, for the configured tz
     # A package installed in editable mode lives in its checkout; it may import its own modules.
     return sorted(os.path.realpath(root) for root in roots)
 
@@ -140,12 +242,18 @@ def check_response(response: dict[str, Any], arguments: Any) -> None:
 
 
 def test_hostile_arguments_get_results_or_clear_errors_and_open_nothing_outside(
-        shared_tmp: Path, impl: str) -> None:
+    shared_tmp: Path, impl: str
+) -> None:
     writer = JournalWriter(shared_tmp / "ws")
     session = writer.path_for(CWD, "current")
-    writer.write(session, [header_line("0193aaaa-0000-7000-8000-000000000001", CWD),
-                           entry_line("1a2b3c4d", None, "indexer token budget notes"),
-                           entry_line("5e6f7a8b", "1a2b3c4d", "search ranking with quotes \" and NEAR")])
+    writer.write(
+        session,
+        [
+            header_line("0193aaaa-0000-7000-8000-000000000001", CWD),
+            entry_line("1a2b3c4d", None, "indexer token budget notes"),
+            entry_line("5e6f7a8b", "1a2b3c4d", 'search ranking with quotes " and NEAR'),
+        ],
+    )
     outside = shared_tmp / "outside.jsonl"  # a valid journal beside, not inside, the workspace
     outside.write_text('{"type":"session","id":"x","cwd":"/home/u/app"}\n')
     memory = Memory.connect(impl)
@@ -159,8 +267,12 @@ def test_hostile_arguments_get_results_or_clear_errors_and_open_nothing_outside(
     escapes: set[str] = set()
     inside_opens = 0  # proof that the hook sees the implementation's opens at all
 
-    @settings(max_examples=scaled(150, 2000), deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=scaled(150, 2000),
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(arguments=hostile_arguments(str(writer.root)))
     def one_call(arguments: Any) -> None:
         global _OPENED

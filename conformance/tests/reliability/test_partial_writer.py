@@ -73,10 +73,12 @@ def test_partial_lines_are_never_indexed_and_every_line_is_indexed_once(shared_t
     rng = random.Random(3)
     lockstep_data, lockstep_entries = journal_bytes(scaled(150, 1500), seed=1)
     concurrent_data, concurrent_entries = journal_bytes(scaled(150, 1500), seed=2)
-    lockstep = writer.write(writer.path_for(CWD, "lockstep"),
-                            [header_line("0193cccc-0001-7000-8000-000000000000", CWD)])
-    concurrent = writer.write(writer.path_for(CWD, "concurrent"),
-                              [header_line("0193cccc-0002-7000-8000-000000000000", CWD)])
+    lockstep = writer.write(
+        writer.path_for(CWD, "lockstep"), [header_line("0193cccc-0001-7000-8000-000000000000", CWD)]
+    )
+    concurrent = writer.write(
+        writer.path_for(CWD, "concurrent"), [header_line("0193cccc-0002-7000-8000-000000000000", CWD)]
+    )
     memory = Memory.connect(impl)
     runs = 0
     try:
@@ -127,8 +129,10 @@ def test_partial_lines_are_never_indexed_and_every_line_is_indexed_once(shared_t
                 wrong[word] = ids
     finally:
         memory.stop()
-    record_figure("partial writer: indexer runs / entries checked",
-                  f"{runs} / {len(lockstep_entries) + len(concurrent_entries)}")
+    record_figure(
+        "partial writer: indexer runs / entries checked",
+        f"{runs} / {len(lockstep_entries) + len(concurrent_entries)}",
+    )
     tally("trials run", runs, "indexer runs beside a writer")
     tally("entries checked", len(lockstep_entries) + len(concurrent_entries), "appended entries")
     assert not wrong, f"not indexed exactly once: {dict(list(wrong.items())[:10])}"

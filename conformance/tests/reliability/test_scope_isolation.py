@@ -75,8 +75,14 @@ def write_projects(writer: JournalWriter) -> list[Project]:
             for entry in range(ENTRIES):
                 eid = entry_id(number, session, entry)
                 word = term(number, session, entry)
-                lines.append(entry_line(eid, parent, f"project note {word} about the build",
-                                        timestamp=f"2026-11-{1 + session % 27:02d}T10:00:0{entry}.000Z"))
+                lines.append(
+                    entry_line(
+                        eid,
+                        parent,
+                        f"project note {word} about the build",
+                        timestamp=f"2026-11-{1 + session % 27:02d}T10:00:0{entry}.000Z",
+                    )
+                )
                 project.entry_ids.append(eid)
                 project.terms.append(word)
                 parent = eid
@@ -84,9 +90,17 @@ def write_projects(writer: JournalWriter) -> list[Project]:
                 lines.append(entry_line(SHARED_ID, parent, f"forked note {term(number, session, 9)}"))
                 project.terms.append(term(number, session, 9))
             summary_word = term(number, session, 8)
-            lines.append({"type": "compaction", "id": entry_id(number, session, 8), "parentId": parent,
-                          "timestamp": "2026-11-28T10:00:00.000Z", "summary": f"summary {summary_word}",
-                          "firstKeptEntryId": entry_id(number, session, 0), "tokensBefore": 1000})
+            lines.append(
+                {
+                    "type": "compaction",
+                    "id": entry_id(number, session, 8),
+                    "parentId": parent,
+                    "timestamp": "2026-11-28T10:00:00.000Z",
+                    "summary": f"summary {summary_word}",
+                    "firstKeptEntryId": entry_id(number, session, 0),
+                    "tokensBefore": 1000,
+                }
+            )
             project.entry_ids.append(entry_id(number, session, 8))
             project.terms.append(summary_word)
             project.session_ids.append(sid)
@@ -97,8 +111,9 @@ def write_projects(writer: JournalWriter) -> list[Project]:
 
 def scrub(response: Any, arguments: dict[str, Any]) -> list[str]:
     """The response's strings with the caller's own argument values blanked out (echoes are no leak)."""
-    echoes = sorted((value for value in arguments.values() if isinstance(value, str) and value),
-                    key=len, reverse=True)
+    echoes = sorted(
+        (value for value in arguments.values() if isinstance(value, str) and value), key=len, reverse=True
+    )
     cleaned = []
     for text in strings_in(response):
         for echo in echoes:
@@ -108,8 +123,12 @@ def scrub(response: Any, arguments: dict[str, Any]) -> list[str]:
 
 
 def foreign_pattern(projects: list[Project], own: Project) -> re.Pattern[str]:
-    names = [name for other in projects if other is not own
-             for name in (*other.entry_ids, *other.session_ids, *other.terms)]
+    names = [
+        name
+        for other in projects
+        if other is not own
+        for name in (*other.entry_ids, *other.session_ids, *other.terms)
+    ]
     return re.compile("|".join(map(re.escape, sorted(names, key=len, reverse=True))))
 
 
@@ -125,8 +144,9 @@ def test_no_project_sees_another(shared_tmp: Any, impl: str) -> None:
     pairs = checks = 0
     leaks: list[str] = []
 
-    def check(own: Project, pattern: re.Pattern[str], response: dict[str, Any],
-              arguments: dict[str, Any]) -> None:
+    def check(
+        own: Project, pattern: re.Pattern[str], response: dict[str, Any], arguments: dict[str, Any]
+    ) -> None:
         nonlocal checks
         checks += 1
         for text in scrub(response, arguments):
@@ -137,14 +157,20 @@ def test_no_project_sees_another(shared_tmp: Any, impl: str) -> None:
         for project in projects:
             instance = f"p{project.number}"
             # The current session is a new one that has not been written yet.
-            memory.open(instance, writer.workspace(cwd_of(project.number),
-                                                   writer.path_for(cwd_of(project.number), "current")))
+            memory.open(
+                instance,
+                writer.workspace(cwd_of(project.number), writer.path_for(cwd_of(project.number), "current")),
+            )
         for project in projects:
             instance = f"p{project.number}"
             pattern = foreign_pattern(projects, project)
 
-            def ask(arguments: dict[str, Any], own: Project = project, pattern: re.Pattern[str] = pattern,
-                    instance: str = instance) -> dict[str, Any]:
+            def ask(
+                arguments: dict[str, Any],
+                own: Project = project,
+                pattern: re.Pattern[str] = pattern,
+                instance: str = instance,
+            ) -> dict[str, Any]:
                 response = memory.tool(instance, **arguments)
                 check(own, pattern, response, arguments)
                 return response
@@ -158,8 +184,9 @@ def test_no_project_sees_another(shared_tmp: Any, impl: str) -> None:
             candidates = ambiguous["details"]["candidates"]
             assert {candidate["sessionId"] for candidate in candidates} == set(project.session_ids[:2])
             nowhere_read = memory.tool(instance, action="read", entryId=NOWHERE_ENTRY)
-            nowhere_session = memory.tool(instance, action="search", query="project",
-                                          sessionId=NOWHERE_SESSION)
+            nowhere_session = memory.tool(
+                instance, action="search", query="project", sessionId=NOWHERE_SESSION
+            )
             for other in projects:
                 if other is project:
                     continue
@@ -176,8 +203,10 @@ def test_no_project_sees_another(shared_tmp: Any, impl: str) -> None:
                 assert without(narrowed, foreign_session) == without(nowhere_session, NOWHERE_SESSION)
     finally:
         memory.stop()
-    record_figure("scope: project pairs checked", f"{pairs} ordered pairs, {checks} responses, "
-                  f"{PROJECTS * SESSIONS * (ENTRIES + 1)} entries")
+    record_figure(
+        "scope: project pairs checked",
+        f"{pairs} ordered pairs, {checks} responses, {PROJECTS * SESSIONS * (ENTRIES + 1)} entries",
+    )
     tally("entries checked", PROJECTS * SESSIONS * (ENTRIES + 1), "entries of 20 projects")
     assert not leaks, f"{len(leaks)} foreign ids or terms seen:\n" + "\n".join(leaks[:30])
     assert pairs == PROJECTS * (PROJECTS - 1)

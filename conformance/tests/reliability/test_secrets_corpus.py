@@ -37,4 +37,3 @@ def test_every_value_occurs_once_in_its_context_and_ids_are_unique() -> None:
     ids = [secret.id for secret in CORPUS.secrets] + [lookalike.id for lookalike in CORPUS.lookalikes]
     assert len(ids) == len(set(ids))
     assert len({secret.secret for secret in CORPUS.secrets}) == len(CORPUS.secrets)
-

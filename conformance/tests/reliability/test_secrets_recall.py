@@ -44,8 +44,24 @@ CARRIERS = 7  # user, assistant, tool call, bash, tool result, compaction summar
 ITEMS_PER_JOURNAL = 10  # fewer, fuller journals keep each call's discovery cheap
 SLICE = 1 << 20  # the spec's 1 MB redaction slice
 # The words of a `[REDACTED:<class>]` marker, which may stand where a secret was.
-MARKER_TERMS = {"redacted", "assignment", "auth", "header", "token", "aws", "secret", "jwt", "private",
-                "key", "url", "userinfo", "curl", "user", "connection", "string"}
+MARKER_TERMS = {
+    "redacted",
+    "assignment",
+    "auth",
+    "header",
+    "token",
+    "aws",
+    "secret",
+    "jwt",
+    "private",
+    "key",
+    "url",
+    "userinfo",
+    "curl",
+    "user",
+    "connection",
+    "string",
+}
 _RUN = re.compile(r"[^\W_]+")
 
 
@@ -90,31 +106,103 @@ def carrier_lines(index: int, entry_id: str, text: str) -> list[dict[str, Any]]:
     if carrier == 1:
         return [entry_line(entry_id, None, text, role="assistant", timestamp=stamp)]
     if carrier == 2:
-        call = {"type": "toolCall", "id": f"call_{entry_id}", "name": "write",
-                "arguments": {"path": "notes.md", "content": text}}
-        return [{"type": "message", "id": entry_id, "parentId": None, "timestamp": stamp,
-                 "message": {"role": "assistant", "content": [call], "api": "mock", "provider": "mock",
-                             "model": "mock", "stopReason": "toolUse", "timestamp": 1793613600000}}]
+        call = {
+            "type": "toolCall",
+            "id": f"call_{entry_id}",
+            "name": "write",
+            "arguments": {"path": "notes.md", "content": text},
+        }
+        return [
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": None,
+                "timestamp": stamp,
+                "message": {
+                    "role": "assistant",
+                    "content": [call],
+                    "api": "mock",
+                    "provider": "mock",
+                    "model": "mock",
+                    "stopReason": "toolUse",
+                    "timestamp": 1793613600000,
+                },
+            }
+        ]
     if carrier == 3:
-        return [{"type": "message", "id": entry_id, "parentId": None, "timestamp": stamp,
-                 "message": {"role": "bashExecution", "command": "printenv", "output": text, "exitCode": 0,
-                             "cancelled": False, "truncated": False, "timestamp": 1793613600000}}]
+        return [
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": None,
+                "timestamp": stamp,
+                "message": {
+                    "role": "bashExecution",
+                    "command": "printenv",
+                    "output": text,
+                    "exitCode": 0,
+                    "cancelled": False,
+                    "truncated": False,
+                    "timestamp": 1793613600000,
+                },
+            }
+        ]
     if carrier == 5:
-        return [{"type": "compaction", "id": entry_id, "parentId": None, "timestamp": stamp, "summary": text,
-                 "firstKeptEntryId": entry_id, "tokensBefore": 5000}]
+        return [
+            {
+                "type": "compaction",
+                "id": entry_id,
+                "parentId": None,
+                "timestamp": stamp,
+                "summary": text,
+                "firstKeptEntryId": entry_id,
+                "tokensBefore": 5000,
+            }
+        ]
     if carrier == 6:
-        return [{"type": "custom_message", "customType": "notes", "content": text, "display": True,
-                 "id": entry_id, "parentId": None, "timestamp": stamp}]
+        return [
+            {
+                "type": "custom_message",
+                "customType": "notes",
+                "content": text,
+                "display": True,
+                "id": entry_id,
+                "parentId": None,
+                "timestamp": stamp,
+            }
+        ]
     call_id = f"call_{entry_id}"
     call = {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "notes.md"}}
     return [
-        {"type": "message", "id": "b" + entry_id[1:], "parentId": None, "timestamp": stamp,
-         "message": {"role": "assistant", "content": [call], "api": "mock", "provider": "mock",
-                     "model": "mock", "stopReason": "toolUse", "timestamp": 1793613600000}},
-        {"type": "message", "id": entry_id, "parentId": "b" + entry_id[1:], "timestamp": stamp,
-         "message": {"role": "toolResult", "toolCallId": call_id, "toolName": "read",
-                     "content": [{"type": "text", "text": text}], "isError": False,
-                     "timestamp": 1793613600000}},
+        {
+            "type": "message",
+            "id": "b" + entry_id[1:],
+            "parentId": None,
+            "timestamp": stamp,
+            "message": {
+                "role": "assistant",
+                "content": [call],
+                "api": "mock",
+                "provider": "mock",
+                "model": "mock",
+                "stopReason": "toolUse",
+                "timestamp": 1793613600000,
+            },
+        },
+        {
+            "type": "message",
+            "id": entry_id,
+            "parentId": "b" + entry_id[1:],
+            "timestamp": stamp,
+            "message": {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": "read",
+                "content": [{"type": "text", "text": text}],
+                "isError": False,
+                "timestamp": 1793613600000,
+            },
+        },
     ]
 
 
@@ -167,7 +255,7 @@ def straddling_texts() -> list[tuple[str, tuple[str, ...]]]:
         # One huge line: no line boundary near the slice, the token straddles it.
         offset = rng.randint(4, len(token) - 4)
         words = "lorem ipsum dolor sit amet " * (boundary // 27 + 1)
-        line = words[:boundary - offset - 1] + " " + token + " " + words[:4096]
+        line = words[: boundary - offset - 1] + " " + token + " " + words[:4096]
         texts.append((line, (token,)))
     # Context in one slice, value in the next: the key name ends exactly at the boundary.
     prefix = "aws_secret_access_key = "
@@ -199,8 +287,8 @@ def finds(memory: Memory, planted: Planted, terms: list[str]) -> bool:
 def one_searchable_term(memory: Memory, planted: Planted, terms: list[str]) -> str:
     """Halve a probe that found the entry until one term is left, to name what leaked."""
     while len(terms) > 1:
-        half = terms[:len(terms) // 2]
-        terms = half if finds(memory, planted, half) else terms[len(terms) // 2:]
+        half = terms[: len(terms) // 2]
+        terms = half if finds(memory, planted, half) else terms[len(terms) // 2 :]
     return terms[0]
 
 
@@ -212,16 +300,20 @@ def probe(memory: Memory, planted: Planted) -> list[str]:
         return [f"{planted.entry_id}: not found by its marker {planted.marker!r}, so it was not indexed"]
     if leaked := leaked_windows(planted.secrets, found):
         problems.append(f"search excerpt shows {sorted(leaked)[:3]}")
-    starts = [0] if len(planted.text) <= PAGE else [
-        planted.text.index(secret) - PAGE // 2 for secret in planted.secrets]
+    starts = (
+        [0]
+        if len(planted.text) <= PAGE
+        else [planted.text.index(secret) - PAGE // 2 for secret in planted.secrets]
+    )
     for start in starts:
         if leaked := leaked_windows(planted.secrets, read_window(memory, planted, start)):
             problems.append(f"read shows {sorted(leaked)[:3]}")
     terms = planted.leak_terms()
     for first in range(0, len(terms), TERMS_PER_QUERY):
-        chunk = terms[first:first + TERMS_PER_QUERY]
-        hits = memory.tool("a", action="search", query=" ".join(chunk), sessionId=planted.session_id,
-                           limit=50)
+        chunk = terms[first : first + TERMS_PER_QUERY]
+        hits = memory.tool(
+            "a", action="search", query=" ".join(chunk), sessionId=planted.session_id, limit=50
+        )
         if planted.entry_id in result_ids(hits):
             problems.append(f"searchable by {one_searchable_term(memory, planted, chunk)!r}")
         # Only the results: `details.query` echoes the probe itself.
@@ -233,21 +325,27 @@ def probe(memory: Memory, planted: Planted) -> list[str]:
 def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: str) -> None:
     writer = JournalWriter(shared_tmp)
     straddling_items = [Item(text, values, big=True) for text, values in straddling_texts()]
-    everything = plant_all(writer, [
-        *(Item(item.context, (item.secret,)) for item in CORPUS.secrets),
-        *straddling_items,
-        *(Item(item.context, keep=item.value) for item in CORPUS.lookalikes),
-    ])
-    secrets = everything[:len(CORPUS.secrets)]
-    straddling = everything[len(secrets):len(secrets) + len(straddling_items)]
-    lookalikes = everything[len(secrets) + len(straddling):]
+    everything = plant_all(
+        writer,
+        [
+            *(Item(item.context, (item.secret,)) for item in CORPUS.secrets),
+            *straddling_items,
+            *(Item(item.context, keep=item.value) for item in CORPUS.lookalikes),
+        ],
+    )
+    secrets = everything[: len(CORPUS.secrets)]
+    straddling = everything[len(secrets) : len(secrets) + len(straddling_items)]
+    lookalikes = everything[len(secrets) + len(straddling) :]
     kinds = {secret.entry_id: item.kind for secret, item in zip(secrets, CORPUS.secrets, strict=True)}
 
     memory = Memory.connect(impl)
     try:
         memory.open("a", writer.workspace(CWD, writer.path_for(CWD, "current")))
-        leaks = {secret.entry_id: problems for secret in (*secrets, *straddling)
-                 if (problems := probe(memory, secret))}
+        leaks = {
+            secret.entry_id: problems
+            for secret in (*secrets, *straddling)
+            if (problems := probe(memory, secret))
+        }
         for session_id in sorted({secret.session_id for secret in secrets}):
             shown = memory.tool("a", action="summaries", sessionId=session_id, limit=50)
             for secret in secrets:
@@ -259,7 +357,8 @@ def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: st
             text = read.get("details", {}).get("text", "")
             if lookalike.keep not in text:
                 false_positives[lookalike.entry_id] = (
-                    f"{item.kind}: {item.context[:80]!r} came back as {text[:120]!r}")
+                    f"{item.kind}: {item.context[:80]!r} came back as {text[:120]!r}"
+                )
     finally:
         memory.stop()
 
@@ -272,7 +371,9 @@ def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: st
     tally("entries checked", total + len(lookalikes), "planted secrets and look-alikes")
     for problem in false_positives.values():
         print(f"false positive: {problem}")
-    details = [f"{kinds.get(entry_id, 'straddling')} {entry_id}: {'; '.join(problems)}"
-               for entry_id, problems in leaks.items()]
+    details = [
+        f"{kinds.get(entry_id, 'straddling')} {entry_id}: {'; '.join(problems)}"
+        for entry_id, problems in leaks.items()
+    ]
     assert not leaks, f"{len(leaks)} secrets leaked:\n" + "\n".join(details[:40])
     assert rate <= MAX_FALSE_POSITIVE_RATE, "\n".join(false_positives.values())
