@@ -720,7 +720,8 @@ def _semver_and_ip(rng: random.Random) -> tuple[str, str]:
     value = rng.choice(
         [
             f"v{rng.randint(0, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 99)}",
-            f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}:{rng.randint(1024, 65535)}",
+            f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+            f":{rng.randint(1024, 65535)}",
             f"node-{rng.randint(1, 40)}.eu-central-1.compute.internal",
         ]
     )
