@@ -17,10 +17,10 @@ from typing import Any, NoReturn
 
 import orjson
 
+from ._errors import ToolError
 from ._extract import KINDS
 from ._maintenance import describe, forget, gc_confirm, gc_preview, index_all, rebuild, status
 from ._memory import Config, Memory
-from ._query import ToolError
 from ._scope import SCOPES
 from ._serve import ProtocolServer, manifest
 from ._tool import render, run_tool
