@@ -34,11 +34,14 @@ __all__ = [
     "Line",
     "Scope",
     "Store",
+    "probe_fts5",
+    "sqlite_versions",
 ]
 
 SCHEMA_VERSION = "pimem-6"
 _BUSY_MS = 10_000
-_SCHEMA = """
+_TERMS = "text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 2'"
+_SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files(
   id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, cwd TEXT NOT NULL,
@@ -60,8 +63,7 @@ CREATE INDEX entries_by_parent ON entries(file_id, parent_id);
 -- tool calls that read a sensitive file; their results may arrive in a later pass
 CREATE TABLE withheld_calls(file_id INTEGER NOT NULL, call_id TEXT NOT NULL, PRIMARY KEY(file_id, call_id))
   WITHOUT ROWID;
-CREATE VIRTUAL TABLE terms USING fts5(text, content='', contentless_delete=1, detail=none,
-  tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE terms USING fts5({_TERMS});
 """
 
 _READ_ONLY = "the memory index cannot be written: its state folder is read-only or inaccessible"
@@ -243,6 +245,24 @@ def _filtered(filters: Filters, rowid: str) -> tuple[str, tuple[Any, ...]]:
         where += f" AND {rowid} BETWEEN ? AND ? AND e.ts BETWEEN ? AND ?"
         params += (*day_rowids(first, last), first, last)
     return where, params
+
+
+def probe_fts5() -> str | None:
+    """Why this SQLite cannot hold the terms table as the index makes it, or None when it can."""
+    db = apsw.Connection(":memory:")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5({_TERMS})")
+        db.execute("INSERT INTO t(rowid, text) VALUES (1, 'probe')")
+        db.execute("DELETE FROM t WHERE rowid = 1")
+    except apsw.Error as error:
+        return str(error)
+    finally:
+        db.close()
+    return None
+
+
+def sqlite_versions() -> dict[str, str]:
+    return {"apsw": str(apsw.apsw_version()), "sqlite": str(apsw.sqlite_lib_version())}
 
 
 # -- the connection ------------------------------------------------------------------------------
@@ -592,6 +612,10 @@ class Store:
             (_json_list(paths),),
         )
         return int(rows[0][0])
+
+    def paths_with_skipped_lines(self) -> list[str]:
+        """The journals that had overlong or malformed lines, by path."""
+        return [path for (path,) in self._all("SELECT path FROM files WHERE skipped_lines > 0 ORDER BY path")]
 
     def kind_counts(self, path: str) -> dict[str | None, int]:
         """How many lines of each kind a journal has (None: lines that are no entry)."""
