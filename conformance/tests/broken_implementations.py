@@ -8,6 +8,7 @@ against at least one of them. Only these tests may reach into the reference's in
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import os
@@ -499,8 +500,10 @@ def _tool_field(name: str) -> Patch:
 
 
 def _parameter_bound_widened(registered: dict[str, Any]) -> None:
-    parameters = registered["tools"][0]["parameters"]
-    parameters["properties"] = {**parameters["properties"], "limit": {"type": "integer", "minimum": 1}}
+    tool = registered["tools"][0]
+    parameters = copy.deepcopy(tool["parameters"])  # the reference's own dict must stay as it is
+    parameters["properties"]["limit"] = {"type": "integer", "minimum": 1}
+    registered["tools"][0] = {**tool, "parameters": parameters}
 
 
 def _details_with(owner: Any, name: str, status: str, extra: dict[str, Any]) -> Patch:
