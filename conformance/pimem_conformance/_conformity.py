@@ -29,7 +29,7 @@ _COMMAND_SCHEMAS = {
     "forget": "details-forget",
 }
 # The keywords of a parameter that the manifest must state as the spec's schema does.
-_DECLARED = ("type", "enum", "const", "minimum", "maximum", "minLength", "maxLength")
+_DECLARED = ("type", "enum", "const", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
 
 
 def _details_schema(kind: str, request: dict[str, Any], details: Any) -> str | None:
@@ -107,6 +107,33 @@ def _json_type(values: list[Any]) -> str | None:
     return types.pop() if len(types) == 1 else None
 
 
+def _node_differences(where: str, declared: dict[str, Any], given: Any) -> list[str]:
+    """How one parameter (or one branch or items of it) states the declared keywords otherwise."""
+    if not isinstance(given, dict):
+        return [f"{where}: expected a schema object, got {given!r}"]
+    differences: list[str] = []
+    for keyword in _DECLARED:
+        want, got = declared.get(keyword), given.get(keyword)
+        if keyword == "type" and want is None and "enum" in declared:
+            want = _json_type(declared["enum"])  # an enum of strings is a string
+            got = got if got is not None else want
+        if keyword == "enum" and want is not None and isinstance(got, list):
+            want, got = sorted(want), sorted(got)
+        if want != got:
+            differences.append(f"{where}.{keyword}: expected {want!r}, got {got!r}")
+    if "items" in declared:
+        differences += _node_differences(f"{where}.items", declared["items"], given.get("items"))
+    branches = declared.get("anyOf")
+    if branches is not None or "anyOf" in given:
+        theirs = given.get("anyOf")
+        if not isinstance(theirs, list) or len(theirs) != len(branches or []):
+            differences.append(f"{where}.anyOf: expected {len(branches or [])} branches, got {theirs!r}")
+        else:
+            for number, (branch, their) in enumerate(zip(branches or [], theirs, strict=True)):
+                differences += _node_differences(f"{where}.anyOf[{number}]", branch, their)
+    return differences
+
+
 def parameter_differences(expected: dict[str, Any], actual: Any) -> list[str]:
     """Every declared keyword of `expected`'s properties that `actual` states otherwise."""
     if not isinstance(actual, dict):
@@ -127,13 +154,5 @@ def parameter_differences(expected: dict[str, Any], actual: Any) -> list[str]:
         if not isinstance(given, dict):
             differences.append(f"{name}: missing")
             continue
-        for keyword in _DECLARED:
-            want, got = declared.get(keyword), given.get(keyword)
-            if keyword == "type" and want is None and "enum" in declared:
-                want = _json_type(declared["enum"])  # an enum of strings is a string
-                got = got if got is not None else want
-            if keyword == "enum" and want is not None and isinstance(got, list):
-                want, got = sorted(want), sorted(got)
-            if want != got:
-                differences.append(f"{name}.{keyword}: expected {want!r}, got {got!r}")
+        differences.extend(_node_differences(name, declared, given))
     return differences

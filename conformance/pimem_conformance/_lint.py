@@ -207,12 +207,10 @@ def _load_all_cases(spec: Path, problems: list[str]) -> list[Case]:
         content, file_problems = case_file_problems(path, spec)
         problems.extend(f"cases/{problem}" for problem in file_problems)
         if content is not None:
-            # cases/<area>.json, or cases/<area>-<topic>.json for cases added later
-            if content["area"] != path.stem and not path.stem.startswith(f"{content['area']}-"):
-                problems.append(
-                    f"cases/{path.name}: area {content['area']!r} differs from the file name "
-                    "(<area>.json or <area>-<topic>.json)"
-                )
+            # <area>.json, or <area>-<topic>.json for the cases a topic adds to an area
+            area = content["area"]
+            if path.stem != area and not path.stem.startswith(f"{area}-"):
+                problems.append(f"cases/{path.name}: area {content['area']!r} differs from the file name")
             cases.extend(Case.from_json(raw, area=content["area"], source=path) for raw in content["cases"])
     return cases
 

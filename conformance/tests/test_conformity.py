@@ -32,7 +32,13 @@ def test_the_spec_schema_and_the_reference_manifest_declare_the_same_parameters(
     [
         (lambda p: p["properties"]["limit"].pop("maximum"), "limit.maximum: expected 50, got None"),
         (lambda p: p["properties"]["offset"].update(type="number"), "offset.type: expected 'integer'"),
-        (lambda p: p["properties"]["kind"]["enum"].remove("label"), "kind.enum: expected"),
+        (lambda p: p["properties"]["scope"]["enum"].remove("global"), "scope.enum: expected"),
+        (lambda p: p["properties"]["kind"]["anyOf"][1].pop("minItems"), "kind.anyOf[1].minItems: expected 1"),
+        (lambda p: p["properties"]["kind"]["anyOf"].pop(), "kind.anyOf: expected 2 branches"),
+        (
+            lambda p: p["properties"]["kind"]["anyOf"][1]["items"]["enum"].pop(),
+            "kind.anyOf[1].items.enum: expected",
+        ),
         (lambda p: p["properties"]["scope"].update(type="integer"), "scope.type: expected 'string'"),
         (lambda p: p["properties"]["entryId"].pop("minLength"), "entryId.minLength: expected 1"),
         (lambda p: p["properties"].pop("after"), "after: missing"),

@@ -291,3 +291,13 @@ def test_withdrawn_cases_are_scored_only_as_of_an_earlier_release(
     assert scored() == {"finds", "finds-not-again"}
     assert "not scored (withdrawn): finds-not" in capsys.readouterr().out
     assert scored("--as-of", "0.1.0") == {"finds", "finds-not"}
+
+
+@pytest.mark.parametrize(("file_name", "reported"), [("x-topic.json", False), ("xy.json", True)])
+def test_a_case_file_is_named_after_its_area_or_a_topic_of_it(
+    tmp_path: Path, file_name: str, reported: bool
+) -> None:
+    spec = make_spec(tmp_path, cases()[:1], documents={"search.md": DOC.replace(", finds-not", "")})
+    (spec / "cases" / "x.json").rename(spec / "cases" / file_name)
+    found = [problem for problem in lint_spec(spec).problems if "differs from the file name" in problem]
+    assert bool(found) == reported
