@@ -34,13 +34,15 @@ __all__ = [
     "Line",
     "Scope",
     "Store",
+    "fts5_tokens",
     "probe_fts5",
     "sqlite_versions",
 ]
 
 SCHEMA_VERSION = "pimem-6"
 _BUSY_MS = 10_000
-_TERMS = "text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 2'"
+_TOKENIZER = "tokenize='unicode61 remove_diacritics 2'"
+_TERMS = f"text, content='', contentless_delete=1, detail=none, {_TOKENIZER}"
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files(
@@ -259,6 +261,24 @@ def probe_fts5() -> str | None:
     finally:
         db.close()
     return None
+
+
+def fts5_tokens(texts: list[str]) -> list[list[str]]:
+    """The terms the index's tokenizer makes of each text, in order (tokenizers elsewhere are checked
+    against it)."""
+    db = apsw.Connection(":memory:")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, {_TOKENIZER})")  # with offsets, for fts5vocab
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        found = []
+        for rowid, text in enumerate(texts, start=1):
+            db.execute("INSERT INTO t(rowid, text) VALUES(?, ?)", (rowid, text))
+            found.append(
+                [term for (term,) in db.execute("SELECT term FROM v WHERE doc=? ORDER BY offset", (rowid,))]
+            )
+        return found
+    finally:
+        db.close()
 
 
 def sqlite_versions() -> dict[str, str]:
