@@ -222,3 +222,17 @@ def test_a_new_case_cannot_claim_a_frozen_version(tmp_path: Path) -> None:
     newer[-1]["since"] = "0.2.0"
     (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": newer}))
     assert lint_spec(spec).ok
+
+
+@pytest.mark.parametrize(
+    ("name", "named_right"), [("x.json", True), ("x-topic.json", True), ("y-topic.json", False)]
+)
+def test_a_case_file_is_named_after_its_area_with_an_optional_topic(
+    tmp_path: Path, name: str, named_right: bool
+) -> None:
+    spec = make_spec(tmp_path, cases(), documents={"search.md": DOC}, ledger=LEDGER)
+    (spec / "cases" / "x.json").rename(spec / "cases" / name)
+    misnamed = [problem for problem in lint_spec(spec).problems if "differs from the file name" in problem]
+    assert len(misnamed) == (0 if named_right else 1)
+    if misnamed:
+        assert "x.json or x-<topic>.json" in misnamed[0]
