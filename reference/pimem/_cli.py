@@ -15,14 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-import orjson
-
 from ._extract import KINDS
 from ._maintenance import describe, forget, gc_confirm, gc_preview, index_all, rebuild, status
 from ._memory import Config, Memory
 from ._query import ToolError
 from ._scope import SCOPES
-from ._serve import ProtocolServer, manifest
+from ._serve import ProtocolServer, decode_request, encode_response, manifest
 from ._tool import render, run_tool
 
 __all__ = ["main", "serve_stdio"]
@@ -174,8 +172,8 @@ def serve_stdio() -> None:
         if not line.strip():
             continue
         try:
-            request = orjson.loads(line)
-        except orjson.JSONDecodeError as error:
+            request = decode_request(line)
+        except ValueError as error:
             request = None
             response: dict[str, Any] = {
                 "seq": None,
@@ -184,7 +182,7 @@ def serve_stdio() -> None:
             }
         else:
             response = server.handle(request)
-        sys.stdout.buffer.write(orjson.dumps(response) + b"\n")
+        sys.stdout.buffer.write(encode_response(response))
         sys.stdout.buffer.flush()
         if isinstance(request, dict) and request.get("cmd") == "stop":
             return

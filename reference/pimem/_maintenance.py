@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ._echo import echo
 from ._index import BULK_BYTES, Index, IndexUnavailable, preparing
 from ._journals import Journal
 from ._memory import Memory, indexed
@@ -363,7 +364,7 @@ def _dispatch(memory: Memory, words: list[str]) -> dict[str, Any]:
     }
     command = commands.get(tuple(words))
     if command is None:
-        raise ToolError("bad_argument", f'unknown /memory command "{" ".join(words)}"; {_USAGE}')
+        raise ToolError("bad_argument", f"unknown /memory command {echo(' '.join(words))}; {_USAGE}")
     return command()
 
 

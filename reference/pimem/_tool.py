@@ -10,8 +10,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import orjson
-
+from ._echo import echo
 from ._extract import KINDS
 from ._index import IndexUnavailable, epoch_ms
 from ._journals import Journal
@@ -88,7 +87,7 @@ def _integer(name: str, value: Any) -> int:
     if number is None or number < low or (high is not None and number > high):
         span = f"from {low} to {high}" if high is not None else f"of at least {low}"
         raise _bad(
-            f'"{name}" must be an integer {span}, got {orjson.dumps(value).decode()}',
+            f'"{name}" must be an integer {span}, got {echo(value)}',
             f'{{"action": "search", "query": "retry", "{name}": {low if default is None else default}}}',
         )
     return number
@@ -107,7 +106,7 @@ def _bound(name: str, value: str, tz: str, end: bool) -> int:
     except ValueError:
         moment = None
     if moment is None or moment.tzinfo is None:
-        raise ToolError("bad_date", f'"{name}" must be {_DATE_HELP}; got {orjson.dumps(value).decode()}')
+        raise ToolError("bad_date", f'"{name}" must be {_DATE_HELP}; got {echo(value)}')
     ms = epoch_ms(moment.isoformat())
     assert ms is not None  # it was just parsed
     return ms
@@ -119,7 +118,7 @@ def validate(arguments: Any, tz: str) -> Args:
         raise _bad("the arguments must be an object")
     unknown = sorted(set(arguments) - set(PARAMETERS["properties"]))
     if unknown:
-        raise _bad(f'unknown parameter "{unknown[0]}" (known: {", ".join(PARAMETERS["properties"])})')
+        raise _bad(f"unknown parameter {echo(unknown[0])} (known: {', '.join(PARAMETERS['properties'])})")
     action = arguments.get("action")
     if action is None:
         raise _bad('"action" is required')
@@ -128,7 +127,7 @@ def validate(arguments: Any, tz: str) -> Args:
     if action not in ACTIONS:
         raise ToolError(
             "unknown_action",
-            f'unknown action "{action}"; use one of {", ".join(ACTIONS)}, for example {_EXAMPLE}',
+            f"unknown action {echo(action)}; use one of {', '.join(ACTIONS)}, for example {_EXAMPLE}",
         )
     values: dict[str, Any] = {"action": action}
     for name in ("query", "entryId", "source", "scope", "sessionId", "kind", "since", "until"):
@@ -138,7 +137,7 @@ def validate(arguments: Any, tz: str) -> Args:
         values[name] = value
     for name, allowed in (("scope", SCOPES), ("kind", KINDS)):
         if values[name] is not None and values[name] not in allowed:
-            raise _bad(f'"{name}" must be one of {", ".join(allowed)}, got "{values[name]}"')
+            raise _bad(f'"{name}" must be one of {", ".join(allowed)}, got {echo(values[name])}')
     ints = {name: _integer(name, arguments[name]) for name in _INTEGERS if arguments.get(name) is not None}
     if action in ("read", "around") and not values["entryId"] and not values["source"]:
         raise _bad(
@@ -227,7 +226,7 @@ def _indexing(details: dict[str, Any]) -> list[str]:
 
 def _render_search(details: dict[str, Any]) -> list[str]:
     query = details["query"]
-    what = "newest entries" if details["match"] == "list" else f"search {orjson.dumps(query).decode()}"
+    what = "newest entries" if details["match"] == "list" else f"search {echo(query, limit=200)}"
     lines = [
         f"{what} · {details['scope']} scope · {len(details['results'])} result(s), match {details['match']}"
     ]
