@@ -166,12 +166,10 @@ def _load_all_cases(spec: Path, problems: list[str]) -> list[Case]:
         content, file_problems = case_file_problems(path, spec)
         problems.extend(f"cases/{problem}" for problem in file_problems)
         if content is not None:
-            # `<area>.json`, or `<area>-<topic>.json` for a group of cases of one area
-            if path.stem != content["area"] and not path.stem.startswith(f"{content['area']}-"):
-                problems.append(
-                    f"cases/{path.name}: area {content['area']!r} differs from the file name"
-                    f" (name it {content['area']}.json or {content['area']}-<topic>.json)"
-                )
+            # <area>.json, or <area>-<topic>.json for the cases a topic adds to an area
+            area = content["area"]
+            if path.stem != area and not path.stem.startswith(f"{area}-"):
+                problems.append(f"cases/{path.name}: area {content['area']!r} differs from the file name")
             cases.extend(Case.from_json(raw, area=content["area"], source=path) for raw in content["cases"])
     return cases
 
