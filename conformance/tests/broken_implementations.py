@@ -8,6 +8,7 @@ against at least one of them. Only these tests may reach into the reference's in
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 from pimem import (
     _echo,
+    _errors,
     _extract,
     _forget,
     _index,
@@ -32,6 +34,7 @@ from pimem import (
     _redact,
     _scope,
     _serve,
+    _store,
     _tool,
 )
 from pimem._serve import ProtocolServer
@@ -114,7 +117,7 @@ def _unverified(*patches: Patch) -> Patch:
 def _read_ignoring_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def read(view: Any, *args: Any) -> Any:
-            everything = [path for (path,) in view.index.rows("SELECT path FROM files")]
+            everything = list(view.index.known())
             return original(dataclasses.replace(view, paths=everything), *args)
 
         return read
@@ -126,8 +129,7 @@ def _source_path_followed(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
             if source is not None and source.startswith("/"):  # a path given as source is read directly
-                wide = dataclasses.replace(view, paths=[source])
-                return [_query._row(v) for v in _query._rows(wide, "AND e.entry_id = ?", (entry_id,))]
+                return original(dataclasses.replace(view, paths=[source]), entry_id, None)
             return original(view, entry_id, source)
 
         return lookup
@@ -139,8 +141,7 @@ def _source_outside_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
             if source is not None:  # a handle is resolved among every indexed journal
-                everything = [path for (path,) in view.index.rows("SELECT path FROM files")]
-                view = dataclasses.replace(view, paths=everything)
+                view = dataclasses.replace(view, paths=list(view.index.known()))
             return original(view, entry_id, source)
 
         return lookup
@@ -149,15 +150,12 @@ def _source_outside_scope(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _around_first_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The children come last-written first, so the walk takes the first-written one.
     _wrap(
         monkeypatch,
-        _query,
-        "_node",
-        lambda original: (
-            lambda view, file_id, sql, key: original(
-                view, file_id, sql.replace("offset DESC", "offset ASC"), key
-            )
-        ),
+        _store.Store,
+        "children",
+        lambda original: lambda self, file_id, parent_id: original(self, file_id, parent_id)[::-1],
     )
 
 
@@ -406,9 +404,9 @@ def _journals_from_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
         def discover(self: Any, *args: Any, **named: Any) -> Any:
             found = original(self, *args, **named)
             known = {journal.path for journal in found.journals}
-            for row in self.index.rows("SELECT path, session_id, cwd, started, size, mtime_ns FROM files"):
-                if row[0] not in known:
-                    found.journals.append(_journals.Journal(*row))
+            for row in self.index.store.indexed_journals():
+                if row.path not in known:
+                    found.journals.append(_journals.Journal(**row._asdict()))
             return found
 
         return discover
@@ -458,7 +456,7 @@ def _excerpts_miss_open_key_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _errors_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        _query.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
+        _errors.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
     )
     monkeypatch.setattr(_echo, "redact", lambda text: text)  # the echo of a value is not redacted either
 
@@ -485,13 +483,12 @@ def _echo_uncapped(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _summaries_of_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    clause = " AND e.kind IN ('compaction', 'branch_summary')"
     _wrap(
         monkeypatch,
-        _query,
-        "_rows",
+        _store.Store,
+        "entries",
         lambda original: (
-            lambda view, where, *rest, **named: original(view, where.replace(clause, ""), *rest, **named)
+            lambda self, scope, filters: original(self, scope, dataclasses.replace(filters, kinds=None))
         ),
     )
 
@@ -522,6 +519,53 @@ def _tool_field(name: str) -> Patch:
     return _manifest_with(
         lambda registered: registered["tools"][0].update({name: "Use memory_context often."})
     )
+
+
+def _parameter_bound_widened(registered: dict[str, Any]) -> None:
+    tool = registered["tools"][0]
+    parameters = copy.deepcopy(tool["parameters"])  # the reference's own dict must stay as it is
+    parameters["properties"]["limit"] = {"type": "integer", "minimum": 1}
+    registered["tools"][0] = {**tool, "parameters": parameters}
+
+
+def _details_with(owner: Any, name: str, status: str, extra: dict[str, Any]) -> Patch:
+    """`owner.name`'s details carry `extra` whenever their status is `status`."""
+
+    def patch(monkeypatch: pytest.MonkeyPatch) -> None:
+        def make(original: Any) -> Any:
+            def answer(*args: Any) -> Any:
+                details: dict[str, Any] = original(*args)
+                return {**details, **extra} if details.get("status") == status else details
+
+            return answer
+
+        _wrap(monkeypatch, owner, name, make)
+
+    return patch
+
+
+def _around_without_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def around(*args: Any) -> Any:
+            details: dict[str, Any] = original(*args)
+            return {**details, "candidates": []} if "candidates" in details else details
+
+        return around
+
+    _wrap(monkeypatch, _tool, "around", make)
+
+
+def _unparsable_times_newest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timestamp that does not parse is indexed as the newest moment there is."""
+
+    def make(original: Any) -> Any:
+        def epoch_ms(timestamp: str) -> int | None:
+            ms: int | None = original(timestamp)
+            return _index.MAX_MS if ms is None else ms
+
+        return epoch_ms
+
+    _wrap(monkeypatch, _index, "epoch_ms", make)
 
 
 # ---- commands -----------------------------------------------------------------------------------
@@ -558,6 +602,19 @@ def _gc_confirm_forgets_current(monkeypatch: pytest.MonkeyPatch) -> None:
         return gc_confirm
 
     _wrap(monkeypatch, _maintenance, "gc_confirm", make)
+
+
+def _index_details_as_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    """index and rebuild answer with status's details, as 0.1.0's table said, not their own."""
+
+    def make(original: Any) -> Any:
+        def index_all(memory: Any, *args: Any, **kwargs: Any) -> Any:
+            original(memory, *args, **kwargs)
+            return _maintenance.run_command(memory, "status")["details"]
+
+        return index_all
+
+    _wrap(monkeypatch, _maintenance, "index_all", make)
 
 
 def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -949,6 +1006,41 @@ BROKEN: tuple[Broken, ...] = (
         ("commands",),
         _ids("JM-CMD-011", "JM-CMD-012"),
         _forget_ignored,
+    ),
+    Broken(
+        "parameter-bound-widened",
+        "the manifest's limit parameter has no maximum",
+        ("tool",),
+        _ids("JM-TOOL-020"),
+        _manifest_with(_parameter_bound_widened),
+    ),
+    Broken(
+        "unasked-details-invalid",
+        "a read of an unknown id carries a field details-read does not have",
+        ("tool",),
+        _ids("JM-TOOL-021"),
+        _details_with(_tool, "read", "not_found", {"hint": "try a search"}),
+    ),
+    Broken(
+        "around-without-candidates",
+        "around on an ambiguous id names no candidates",
+        ("read",),
+        _ids("JM-READ-020"),
+        _around_without_candidates,
+    ),
+    Broken(
+        "unparsable-times-newest",
+        "an entry whose timestamp does not parse sorts as the newest",
+        ("journals",),
+        _ids("JM-JOURNAL-020"),
+        _unparsable_times_newest,
+    ),
+    Broken(
+        "index-details-as-status",
+        "index and rebuild answer status's details",
+        ("commands",),
+        _ids("JM-CMD-020"),
+        _index_details_as_status,
     ),
     Broken(
         "forget-lost-on-rebuild",

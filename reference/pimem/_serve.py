@@ -20,7 +20,7 @@ import orjson
 
 from . import __version__
 from ._echo import echo
-from ._index import IndexUnavailable
+from ._errors import IndexUnavailable
 from ._journals import DEFAULT_MAX_LINE_BYTES
 from ._maintenance import backfill, run_command
 from ._memory import Config, Memory

@@ -11,13 +11,14 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ._echo import echo
+from ._errors import IndexUnavailable, ToolError
 from ._extract import KINDS
-from ._index import IndexUnavailable, epoch_ms
 from ._journals import Journal
 from ._memory import Memory
-from ._query import ToolError, View, around, read, search, summaries
+from ._query import View, around, read, search, summaries
 from ._redact import redact_tree
 from ._scope import SCOPES
+from ._time import epoch_ms
 
 __all__ = [
     "ACTIONS",
@@ -53,11 +54,19 @@ PARAMETERS: dict[str, Any] = {
             "type": "string",
             "description": "Words to find (literal text). Omit to list newest first.",
         },
-        "entryId": {"type": "string", "description": "Entry id from a search result (read, around)."},
-        "source": {"type": "string", "description": "Opaque handle from a result, to pick one of several."},
+        "entryId": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Entry id from a search result (read, around).",
+        },
+        "source": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Opaque handle from a result, to pick one of several.",
+        },
         "offset": {"type": "integer", "minimum": 0, "description": "read: page start in characters."},
         "scope": {"type": "string", "enum": list(SCOPES), "default": "project"},
-        "sessionId": {"type": "string", "description": "Only this session."},
+        "sessionId": {"type": "string", "minLength": 1, "description": "Only this session."},
         "kind": {
             "anyOf": [
                 {"type": "string", "enum": list(KINDS)},
@@ -65,8 +74,16 @@ PARAMETERS: dict[str, Any] = {
             ],
             "description": "search: one kind, or a list meaning any of them.",
         },
-        "since": {"type": "string", "description": "YYYY-MM-DD or ISO-8601 timestamp with zone."},
-        "until": {"type": "string", "description": "YYYY-MM-DD or ISO-8601 timestamp with zone."},
+        "since": {
+            "type": "string",
+            "minLength": 1,
+            "description": "YYYY-MM-DD or ISO-8601 timestamp with zone.",
+        },
+        "until": {
+            "type": "string",
+            "minLength": 1,
+            "description": "YYYY-MM-DD or ISO-8601 timestamp with zone.",
+        },
         "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
         "before": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
         "after": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
@@ -209,7 +226,7 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
     sight = memory.before_answer(args.scope, args.session_id)
     current = os.path.abspath(memory.config.session_file) if memory.config.session_file else None
     stale = _stale(memory, sight.journals)
-    view = View(memory.index, sight.paths, current, memory.now(), stale, (sight.paths, sight.condition))
+    view = View(memory.index, sight.paths, current, memory.now(), stale, (sight.paths, sight.scope))
     if args.action == "read":
         return read(view, args.entry_id, args.source, args.offset)
     if args.action == "around":
