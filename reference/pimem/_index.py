@@ -20,7 +20,7 @@ import os
 import threading
 import zlib
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import apsw
 
-from ._extract import WITHHELD, extract, sensitive_call_ids
+from ._extract import WITHHELD, ContextEdit, context_edit, extract, sensitive_call_ids
 from ._journals import Journal, parse_line, read_chunk, read_header, read_line_at
 from ._redact import redact_many
 
@@ -46,7 +46,7 @@ __all__ = [
     "preparing",
 ]
 
-SCHEMA_VERSION = "pimem-6"
+SCHEMA_VERSION = "pimem-7"
 _BUSY_MS = 10_000
 # Lines per transaction: fewer commits (and FTS5 segments) against holding the write lock longer
 _BATCH_BYTES = 4 << 20
@@ -83,6 +83,9 @@ CREATE INDEX entries_by_parent ON entries(file_id, parent_id);
 -- tool calls that read a sensitive file; their results may arrive in a later pass
 CREATE TABLE withheld_calls(file_id INTEGER NOT NULL, call_id TEXT NOT NULL, PRIMARY KEY(file_id, call_id))
   WITHOUT ROWID;
+-- Pi 1.x context_edit lines (an entry or not): which entry each one replaces or omits
+CREATE TABLE context_edits(file_id INTEGER NOT NULL, target_id TEXT NOT NULL, offset INTEGER NOT NULL,
+  edit_id TEXT NOT NULL, replaced INTEGER NOT NULL, PRIMARY KEY(file_id, target_id, offset)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE terms USING fts5(text, content='', contentless_delete=1, detail=none,
   tokenize='unicode61 remove_diacritics 2');
 """
@@ -212,6 +215,7 @@ class _Line(NamedTuple):
     kind: str | None = None
     text: str | None = None  # redacted
     call_id: str | None = None  # the tool call a tool result answers
+    edit: ContextEdit | None = None  # what a context_edit line does to its target
 
     def row(self, file_id: int) -> list[Any]:
         """Its columns in the entries table."""
@@ -286,6 +290,7 @@ def prepare(task: _Task) -> _Prepared:
             call = obj["message"].get("toolCallId") if entry.kind == "tool_result" else None
             line = _Line(*line[:7], entry.kind, None, call)
             texts.append(entry.text)
+        line = line._replace(edit=context_edit(obj))
         found.lines.append(line)
     # redacted together: one scan per keyword for a batch of short texts
     redacted = iter(redact_many(texts))
@@ -502,7 +507,7 @@ class Index:
             " (SELECT rowid FROM entries WHERE file_id=? AND kind IS NOT NULL)",
             (file_id,),
         )
-        for table in ("entries", "withheld_calls"):
+        for table in ("entries", "withheld_calls", "context_edits"):
             self.db.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
 
     def forget_path(self, path: str) -> None:
@@ -658,8 +663,11 @@ class Index:
                 (state.id, call) for call in dict.fromkeys(prepared.sensitive) if call not in work.withheld
             ]
             work.withheld.update(prepared.sensitive)
-            rows, texts = [], []
+            rows, texts, edits = [], [], []
             for line in prepared.lines:
+                if line.edit is not None:
+                    edit = line.edit
+                    edits.append((state.id, edit.target_id, line.offset, line.entry_id, edit.replaced))
                 if line.kind is not None and hidden is not None and hidden(journal.session_id, line.entry_id):
                     line = _Line(*line[:7])  # it stays a node of the tree, but is no entry
                 elif line.call_id in work.withheld:
@@ -673,6 +681,7 @@ class Index:
             terms = [(rows[n][0], texts[n]) for n in order if texts[n] is not None]
             self.db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
             self.db.executemany("INSERT OR IGNORE INTO withheld_calls VALUES(?,?)", new)
+            self.db.executemany("INSERT OR REPLACE INTO context_edits VALUES(?,?,?,?,?)", edits)
             last = prepared.last or (state.last_offset, state.last_length, state.last_hash)
             digest = int.from_bytes(state.prefix_hash, "little") ^ prepared.digest
             more = prepared.start < prepared.end < journal.size
@@ -699,6 +708,40 @@ class Index:
             state.cursor = prepared.end
         self._note(journal.path, (state.id, size, mtime))
         return more
+
+    # -- context edits -----------------------------------------------------------------------------
+
+    def context_edits(self, file_id: int, target_ids: list[str]) -> dict[str, tuple[str, bool]]:
+        """target id → (edit id, replaced) of the last context_edit of each target that lies on the
+        journal's current branch; targets without one are absent."""
+        marks = ",".join("?" * len(target_ids))
+        edits = self.rows(
+            "SELECT target_id, offset, edit_id, replaced FROM context_edits"
+            f" WHERE file_id=? AND target_id IN ({marks}) ORDER BY offset DESC",
+            (file_id, *target_ids),
+        )
+        if not edits:
+            return {}
+        branch = self.current_branch(file_id, min(edit[1] for edit in edits))
+        found: dict[str, tuple[str, bool]] = {}
+        for target, offset, edit_id, replaced in edits:
+            if offset in branch and target not in found:
+                found[target] = (edit_id, bool(replaced))
+        return found
+
+    def current_branch(self, file_id: int, since: int) -> Container[int]:
+        """The offsets of the lines on a journal's current branch (its last line back to the root),
+        from `since` on: the walk up stops below it (Pi writes a parent before its children)."""
+        rows = self.rows(
+            "WITH RECURSIVE up(entry_id, parent_id, offset) AS ("
+            " SELECT * FROM (SELECT entry_id, parent_id, offset FROM entries WHERE file_id=?1"
+            "  ORDER BY offset DESC LIMIT 1)"
+            " UNION SELECT e.entry_id, e.parent_id, e.offset FROM up"
+            "  JOIN entries e ON e.entry_id = up.parent_id AND e.file_id=?1 WHERE up.offset > ?2)"
+            " SELECT offset FROM up",
+            (file_id, since),
+        )
+        return {offset for (offset,) in rows}
 
     def _number(self, rows: list[list[Any]]) -> None:
         """Turn each row's day into its rowid: the day's next sequence number."""

@@ -254,6 +254,25 @@ def _excerpts(texts: list[str], terms: list[str]) -> list[str]:
     return excerpts
 
 
+def _context_edits(view: View, rows: Iterable[_Row]) -> dict[tuple[int, str], dict[str, str]]:
+    """(file id, entry id) → the `contextEdit` of each row a context_edit on its journal's current
+    branch replaced or omitted (rows without one are absent)."""
+    targets: dict[int, set[str]] = {}
+    for row in rows:
+        targets.setdefault(row.file_id, set()).add(row.entry_id)
+    found: dict[tuple[int, str], dict[str, str]] = {}
+    for file_id, entry_ids in targets.items():
+        for target, (edit_id, replaced) in view.index.context_edits(file_id, sorted(entry_ids)).items():
+            found[file_id, target] = {"state": "replaced" if replaced else "omitted", "editEntryId": edit_id}
+    return found
+
+
+def _marked(item: dict[str, Any], row: _Row, edits: dict[tuple[int, str], dict[str, str]]) -> dict[str, Any]:
+    """The item, with the row's `contextEdit` when it has one."""
+    edit = edits.get((row.file_id, row.entry_id))
+    return item if edit is None else {**item, "contextEdit": edit}
+
+
 def _result(row: _Row, entry: Extracted, excerpt: str) -> dict[str, Any]:
     return {
         "entryId": row.entry_id,
@@ -373,7 +392,11 @@ def search(
         match, rows, total = _search_once(view, terms, where, params, limit)
         loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
     excerpts = _excerpts([entry.text for _, entry in loaded], terms or [])
-    results = [_result(row, entry, excerpt) for (row, entry), excerpt in zip(loaded, excerpts, strict=True)]
+    edits = _context_edits(view, (row for row, _ in loaded))
+    results = [
+        _marked(_result(row, entry, excerpt), row, edits)
+        for (row, entry), excerpt in zip(loaded, excerpts, strict=True)
+    ]
     hints = {
         "any": "No entry has every term; these have at least one. Try fewer or different words.",
         "none": "Nothing matched. Try other words, a wider date range, or no kind filter.",
@@ -457,7 +480,7 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
         nextOffset=end if end < len(text) else None,
         totalChars=len(text),
     )
-    return details
+    return _marked(details, row, _context_edits(view, [row]))
 
 
 # -- summaries -----------------------------------------------------------------------------------
@@ -466,11 +489,12 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
 def summaries(view: View, *, since: int | None, until: int | None, limit: int) -> dict[str, Any]:
     where, params = _filters(None, since, until)
     where += _SUMMARY_KINDS
-    results = []
+    results, shown = [], []
     for row in _newest_first(_row(values) for values in _rows(view, where, params)):
         entry = _load(view, row)
         if entry is None:
             continue  # its journal is being reindexed; it never shows another line's text
+        shown.append(row)
         results.append(
             {
                 "entryId": row.entry_id,
@@ -484,7 +508,11 @@ def summaries(view: View, *, since: int | None, until: int | None, limit: int) -
         )
         if len(results) == limit:
             break
-    return {"action": "summaries", "results": results}
+    edits = _context_edits(view, shown)
+    return {
+        "action": "summaries",
+        "results": [_marked(item, row, edits) for item, row in zip(results, shown, strict=True)],
+    }
 
 
 # -- around --------------------------------------------------------------------------------------
@@ -527,21 +555,21 @@ def around(view: View, entry_id: str | None, source: str | None, before: int, af
     details["entryId"] = hit.entry_id
     placed = [(row, "before") for row in reversed(_walk(view, hit, before, upward=True))]
     placed += [(hit, "hit")] + [(row, "after") for row in _walk(view, hit, after, upward=False)]
+    edits = _context_edits(view, (row for row, _ in placed))
     for row, position in placed:
         text = _text(view, row)
         if text is None:
             if position == "hit":
                 return {**details, "status": "unavailable", "entries": []}
             continue
-        details["entries"].append(
-            {
-                "entryId": row.entry_id,
-                "source": row.source,
-                "sessionId": row.session_id,
-                "timestamp": row.timestamp,
-                "kind": row.kind,
-                "text": _clip(text, _CONTEXT_CHARS),
-                "position": position,
-            }
-        )
+        item = {
+            "entryId": row.entry_id,
+            "source": row.source,
+            "sessionId": row.session_id,
+            "timestamp": row.timestamp,
+            "kind": row.kind,
+            "text": _clip(text, _CONTEXT_CHARS),
+            "position": position,
+        }
+        details["entries"].append(_marked(item, row, edits))
     return details
