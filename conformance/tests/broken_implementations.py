@@ -620,13 +620,12 @@ def _aws_context_too_short(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _index_unavailable_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
-        def __init__(self: Any, error: BaseException) -> None:
-            original(self, error)
-            self.args = (f"{self.args[0]} ({error})",)  # the OS error, with its path
+        def __init__(self: Any, reason: str, detail: str) -> None:
+            original(self, f"{reason} ({detail})", detail)  # the OS error, with its path
 
         return __init__
 
-    _wrap(monkeypatch, _index.IndexUnavailable, "__init__", make)
+    _wrap(monkeypatch, _errors.IndexUnavailable, "__init__", make)
 
 
 # ---- commands -----------------------------------------------------------------------------------
