@@ -571,9 +571,7 @@ def _excerpts_miss_open_key_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _errors_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        _errors.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
-    )
+    monkeypatch.setattr(_errors, "redact", lambda text: text)
     monkeypatch.setattr(_echo, "redact", lambda text: text)  # the echo of a value is not redacted either
 
 
