@@ -33,6 +33,7 @@ from pimem import (
     _memory,
     _query,
     _redact,
+    _redact_rules,
     _scope,
     _serve,
     _store,
@@ -558,7 +559,7 @@ def _redaction_windows_without_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _blind_after_json_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
     # The letter of "\\n" before a token reads as part of it, so the token never starts.
-    monkeypatch.setattr(_redact, "_escape_ends_at", lambda text, position: False)
+    monkeypatch.setattr(_redact_rules, "_escape_ends_at", lambda text, position: False)
 
 
 def _outputs_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:

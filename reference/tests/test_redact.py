@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from pimem import _redact
 from pimem._redact import redact, redact_many, redact_slices, redact_tree
+from pimem_conformance import secrets_corpus
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
@@ -17,11 +21,11 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
         ("client_secret = Zx9-8ab7cd6", "Zx9-8ab7cd6", "assignment"),
         ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA", "auth-header"),
         ("curl -H 'Bearer qwertyuiop123'", "qwertyuiop123", "auth-header"),
-        ("key sk-proj-abcdefghijklmnopqrstuvwxyz123456", "abcdefghijklmnop", "token"),
-        ("ghp_" + "a1" * 18, "a1a1a1a1", "token"),
-        ("xoxb-1234567890-abcdefghij", "1234567890", "token"),
-        ("AIza" + "B" * 35, "BBBBBBBB", "token"),
-        ("id AKIAIOSFODNN7EXAMPLE", "IOSFODNN7", "token"),
+        ("key sk-proj-abcdefghijklmnopqrstuvwxyz123456", "abcdefghijklmnop", "openai-api-key"),
+        ("ghp_" + "a1" * 18, "a1a1a1a1", "github-pat"),
+        ("xoxb-1234567890-abcdefghij", "1234567890", "slack-token"),
+        ("AIza" + "B" * 35, "BBBBBBBB", "gcp-api-key"),
+        ("id AKIAIOSFODNN7EXAMPLE", "IOSFODNN7", "aws-access-token"),
         ("aws_secret_access_key = " + AWS_SECRET, "bPxRfiCY", "aws-secret"),
         ("AKIAIOSFODNN7EXAMPLE then " + AWS_SECRET, "bPxRfiCY", "aws-secret"),
         ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnopqrstu", "eyJzdWIi", "jwt"),
@@ -32,8 +36,8 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
         ),
         ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN (truncated)", "MIIEvQ", "private-key"),
         ("clone https://bob:pa55word@git.example.com/r.git", "pa55word", "url-userinfo"),
-        ("curl -u admin:topsecret https://x", "topsecret", "curl-user"),
-        ("curl --user=admin:topsecret https://x", "topsecret", "curl-user"),
+        ("curl -u admin:topsecret https://x", "topsecret", "curl-auth-user"),
+        ("curl --user=admin:topsecret https://x", "topsecret", "curl-auth-user"),
         ("DATABASE_URL=postgres://app:s3cretpw@db:5432/x", "s3cretpw", "connection-string"),
         ("mongodb+srv://u:mongo-pass-1@cluster0/x", "mongo-pass-1", "connection-string"),
         ("Server=db;User Id=sa;Password=Pa55w0rd!;", "Pa55w0rd", "connection-string"),
@@ -42,7 +46,7 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
         (r'{"content":"DB_PASSWORD: \"correct horse battery\"\nnext"}', "correct horse", "assignment"),
         (r'{"content":"\"aws_secret_access_key\": \"' + AWS_SECRET + r'\""}', "bPxRfiCY", "aws-secret"),
         (r'{"h":"\"Authorization\": \"Basic dXNlcjpwYXNzd29yZA==\""}', "dXNlcjpwYXNz", "auth-header"),
-        (r'{"command":"curl -u \"admin:topsecret\" https://x"}', "topsecret", "curl-user"),
+        (r'{"command":"curl -u \"admin:topsecret\" https://x"}', "topsecret", "curl-auth-user"),
     ],
 )
 def test_redaction_classes(text: str, secret: str, marker: str) -> None:
@@ -121,8 +125,8 @@ def test_slices_are_redacted_as_in_the_whole_text() -> None:
         ("nothing secret here", 8, 14),
     ]
     assert redact_slices(pieces) == [
-        "[REDACTED:token]",
-        "a [REDACTED:token] c",
+        "[REDACTED:github-pat]",
+        "a [REDACTED:github-pat] c",
         "[REDACTED:jwt]",
         "[REDACTED:private-key]",
         "secret",
@@ -140,9 +144,9 @@ def test_a_character_whose_lower_case_is_longer_does_not_shift_keyword_positions
 @pytest.mark.parametrize(
     ("secret", "inside", "marker"),
     [
-        ("ghp_Wm3Qz8Rk2Vt7Xn4Lp9Bc5Hf1Jd6Gs0Ya2Ek", "Rk2Vt7Xn", "token"),
-        ("sk-proj-Rb7Kq2Xw9Lm4Tz8Vn3Pc6Hd1Gf5Js0Ya", "Xw9Lm4Tz", "token"),
-        ("AKIAZ7QWERTY2XCVBN5M", "QWERTY2X", "token"),
+        ("ghp_Wm3Qz8Rk2Vt7Xn4Lp9Bc5Hf1Jd6Gs0Ya2Ek", "Rk2Vt7Xn", "github-pat"),
+        ("sk-proj-Rb7Kq2Xw9Lm4Tz8Vn3Pc6Hd1Gf5Js0Ya", "Xw9Lm4Tz", "openai-api-key"),
+        ("AKIAZ7QWERTY2XCVBN5M", "QWERTY2X", "aws-access-token"),
         ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnopqrstu", "eyJzdWIi", "jwt"),
         ("postgres://app:s3cretpw@db:5432/x", "s3cretpw", "connection-string"),
     ],
@@ -158,3 +162,41 @@ def test_a_secret_right_after_a_json_escape_is_redacted(
 @pytest.mark.parametrize("text", ["lunghp_" + "a1" * 18, "tusk-proj-" + "ab" * 12, "XAKIAZ7QWERTY2XCVBN5M"])
 def test_a_prefix_inside_a_word_is_still_no_token_start(text: str) -> None:
     assert redact(text) == text
+
+
+def _corpus_texts() -> list[str]:
+    corpus = secrets_corpus.load()
+    texts = [item.context for item in (*corpus.secrets, *corpus.lookalikes, *corpus.placeholders)]
+    # and as a tool call's arguments show them: JSON-escaped once more
+    return texts + [json.dumps({"content": text}, ensure_ascii=False) for text in texts]
+
+
+def test_without_the_automaton_the_output_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _corpus_texts()
+    with_automaton = [redact(text) for text in texts]
+    assert _redact._KEYWORDS.automaton is not None, "google-re2 is a dependency"
+    monkeypatch.setattr(_redact._KEYWORDS, "automaton", None)
+    assert [redact(text) for text in texts] == with_automaton
+    assert sum(a != b for a, b in zip(texts, with_automaton, strict=True)) > len(texts) // 2
+
+
+def test_redacting_a_redacted_text_changes_nothing() -> None:
+    for text in _corpus_texts():
+        once = redact(text)
+        assert redact(once) == once, once
+
+
+@pytest.mark.parametrize(
+    ("text", "marker"),
+    [
+        (
+            "deploy with glrt-t1_YfxPeHclczAyDX4d7YP5mbftRhnixL.01.66051wj today",
+            "gitlab-runner-authentication-token-routable",
+        ),
+        ("GITLAB_TOKEN=glpat-PijyOE29SAA3FGfyed6rrfUhRVUGo8KZKSAt.01.uqnxcex", "gitlab-pat-routable"),
+        ("ASANA_CLIENT_SECRET=0123456789abcdefghijklmnopqrstuv", "asana-client-secret"),
+    ],
+)
+def test_the_marker_names_the_most_specific_rule(text: str, marker: str) -> None:
+    assert redact(text).count("[REDACTED:") == 1
+    assert f"[REDACTED:{marker}]" in redact(text)
