@@ -15,9 +15,9 @@ from typing import Any
 
 __all__ = ["SECRET_PREFIX", "EntryModel", "JournalModel", "MemoryModel", "project_root", "redacted_text"]
 
-# Planted secrets are GitHub personal access tokens (class `token`): `ghp_` + 36 letters/digits.
+# Planted secrets are GitHub personal access tokens (rule `github-pat`): `ghp_` + 36 letters/digits.
 SECRET_PREFIX = "ghp_"
-SECRET_MARKER = "[REDACTED:token]"
+SECRET_MARKER = "[REDACTED:github-pat]"
 
 
 def redacted_text(text: str, secrets: tuple[str, ...]) -> str:

@@ -21,4 +21,4 @@ def test_project_root_takes_the_outermost_journal_cwd_but_never_home_or_its_chil
 
 
 def test_redaction_replaces_only_the_planted_secret() -> None:
-    assert redacted_text("key ghp_abc here", ("ghp_abc",)) == "key [REDACTED:token] here"
+    assert redacted_text("key ghp_abc here", ("ghp_abc",)) == "key [REDACTED:github-pat] here"

@@ -9,13 +9,21 @@ with the letter/digit runs of every window (and of the whole secret) finds its e
 the entry's non-secret text or a `[REDACTED:<class>]` marker also holds are left out of that
 query, so only the secret's own characters can produce a hit. The marker word proves the entry is
 indexed at all, so an implementation cannot pass by indexing nothing.
+
+Recall is reported per kind and per text carrier (the corpus' `carrier`: plain, JSON-escaped, .env,
+YAML, a URL ...), and so is whether the marker names the kind's rule. Near-misses must come back
+unchanged; placeholders are reported apart (masking them is allowed). PIMEM_SECRETS_CORPUS names
+another corpus file (the held-out seed's, say) to measure instead of the committed one.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import re
+from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,31 +44,20 @@ from .reliability_kit import (
 pytestmark = pytest.mark.reliability
 
 CWD = "/home/u/vault-app"
-CORPUS = secrets_corpus.load()
-MAX_FALSE_POSITIVE_RATE = 0.03
+CORPUS = secrets_corpus.load(Path(os.environ.get("PIMEM_SECRETS_CORPUS") or secrets_corpus.CORPUS_PATH))
+MAX_FALSE_POSITIVE_RATE = 0.02
 TERMS_PER_QUERY = 200  # the leak probe is split so no query is absurdly long
 PAGE = 16_000
 CARRIERS = 7  # user, assistant, tool call, bash, tool result, compaction summary, custom message
 ITEMS_PER_JOURNAL = 10  # fewer, fuller journals keep each call's discovery cheap
 SLICE = 1 << 20  # the spec's 1 MB redaction slice
 # The words of a `[REDACTED:<class>]` marker, which may stand where a secret was.
-MARKER_TERMS = {
-    "redacted",
-    "assignment",
-    "auth",
-    "header",
-    "token",
-    "aws",
-    "secret",
-    "jwt",
-    "private",
-    "key",
-    "url",
-    "userinfo",
-    "curl",
-    "user",
-    "connection",
-    "string",
+MARKER_TERMS = {"redacted"} | {
+    word
+    for secret in CORPUS.secrets
+    for marker in (secret.redaction_class, *secret.classes)
+    for word in re.split(r"[^a-z0-9]+", marker)
+    if word
 }
 _RUN = re.compile(r"[^\W_]+")
 
@@ -79,13 +76,24 @@ class Planted:
     innocent: frozenset[str]  # the terms of the entry's extracted text once its secrets are taken out
     secrets: tuple[str, ...]  # values that must not leak (empty for a look-alike)
     keep: str = ""  # for a look-alike: the value that must come back unchanged
+    public: tuple[str, ...] = ()  # each secret's public prefix (`ghp_`), which may show
+
+    def windows(self) -> set[str]:
+        public = self.public or ("",) * len(self.secrets)
+        return set().union(
+            *(
+                secrets_corpus.windows(secret, skip=len(prefix))
+                for secret, prefix in zip(self.secrets, public, strict=True)
+            )
+        )
 
     def leak_terms(self) -> list[str]:
         terms: set[str] = set()
-        for secret in self.secrets:
-            terms |= runs(secret)
-            for window in secrets_corpus.windows(secret):
-                terms |= runs(window)
+        public = self.public or ("",) * len(self.secrets)
+        for secret, prefix in zip(self.secrets, public, strict=True):
+            terms |= runs(secret[len(prefix) :])
+        for window in self.windows():
+            terms |= runs(window)
         return sorted(terms - self.innocent - MARKER_TERMS)
 
 
@@ -212,6 +220,7 @@ class Item:
     secrets: tuple[str, ...] = ()
     keep: str = ""
     big: bool = False  # a plain user message, whatever the carrier rotation says
+    public: tuple[str, ...] = ()
 
 
 def plant_all(writer: JournalWriter, items: list[Item]) -> list[Planted]:
@@ -222,7 +231,7 @@ def plant_all(writer: JournalWriter, items: list[Item]) -> list[Planted]:
         session_id = f"01935c00-{group:04x}-7000-8000-{group:012x}"
         entry_id = f"a{index:07x}"  # 8 hex digits, like Pi's; the carrier's call entry uses "b..."
         marker = f"plantmark{index:05d}"
-        body = f"{item.text}\nnote {marker}"
+        body = f"note {marker}\n{item.text}"  # first: a key block cut off runs to the end
         lines += [entry_line(entry_id, None, body)] if item.big else carrier_lines(index, entry_id, body)
         without_secrets = body
         for secret in item.secrets:
@@ -230,7 +239,7 @@ def plant_all(writer: JournalWriter, items: list[Item]) -> list[Planted]:
         innocent = frozenset(runs(without_secrets if item.big else extracted_text(index, without_secrets)))
         # A look-alike inside a tool call's JSON arguments comes back in its escaped form.
         keep = item.keep if item.big or index % CARRIERS != 2 else dumps_like_js(item.keep)[1:-1]
-        planted.append(Planted(entry_id, session_id, marker, body, innocent, item.secrets, keep))
+        planted.append(Planted(entry_id, session_id, marker, body, innocent, item.secrets, keep, item.public))
         if index % ITEMS_PER_JOURNAL == ITEMS_PER_JOURNAL - 1 or index == len(items) - 1:
             writer.write(writer.path_for(CWD, f"items-{group:04d}"), [header_line(session_id, CWD), *lines])
             lines = []
@@ -240,9 +249,11 @@ def plant_all(writer: JournalWriter, items: list[Item]) -> list[Planted]:
 def straddling_texts() -> list[tuple[str, tuple[str, ...]]]:
     """Big entries whose secrets sit across the 1 MB slice boundaries of a redactor."""
     rng = random.Random(8)
-    by_kind = {item.kind: item for item in CORPUS.secrets}
+    # the secrets as they read in plain text (a key block is escaped or indented elsewhere)
+    by_kind = {item.kind: item for item in CORPUS.secrets if item.carrier == "plain"}
+    by_kind |= {item.kind: item for item in CORPUS.secrets if item.kind not in by_kind}
     pem, token = by_kind["private-key"].secret, by_kind["github-pat"].secret
-    aws = by_kind["aws-secret-access-key"]
+    aws = by_kind["aws-secret"]
     filler_line = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n"
 
     def filler(chars: int) -> str:
@@ -273,8 +284,8 @@ def read_window(memory: Memory, planted: Planted, start: int) -> dict[str, Any]:
     return {"pages": [first, second], "joined": details.get("text", "") + second["details"].get("text", "")}
 
 
-def leaked_windows(secrets: tuple[str, ...], response: Any) -> set[str]:
-    windows = set().union(*(secrets_corpus.windows(secret) for secret in secrets))
+def leaked_windows(planted: Planted, response: Any) -> set[str]:
+    windows = planted.windows()
     return {window for text in strings_in(response) for window in windows if window in text}
 
 
@@ -298,7 +309,7 @@ def probe(memory: Memory, planted: Planted) -> list[str]:
     found = memory.tool("a", action="search", query=planted.marker, limit=5)
     if planted.entry_id not in result_ids(found):
         return [f"{planted.entry_id}: not found by its marker {planted.marker!r}, so it was not indexed"]
-    if leaked := leaked_windows(planted.secrets, found):
+    if leaked := leaked_windows(planted, found):
         problems.append(f"search excerpt shows {sorted(leaked)[:3]}")
     starts = (
         [0]
@@ -306,7 +317,7 @@ def probe(memory: Memory, planted: Planted) -> list[str]:
         else [planted.text.index(secret) - PAGE // 2 for secret in planted.secrets]
     )
     for start in starts:
-        if leaked := leaked_windows(planted.secrets, read_window(memory, planted, start)):
+        if leaked := leaked_windows(planted, read_window(memory, planted, start)):
             problems.append(f"read shows {sorted(leaked)[:3]}")
     terms = planted.leak_terms()
     for first in range(0, len(terms), TERMS_PER_QUERY):
@@ -317,9 +328,21 @@ def probe(memory: Memory, planted: Planted) -> list[str]:
         if planted.entry_id in result_ids(hits):
             problems.append(f"searchable by {one_searchable_term(memory, planted, chunk)!r}")
         # Only the results: `details.query` echoes the probe itself.
-        if leaked := leaked_windows(planted.secrets, hits.get("details", {}).get("results")):
+        if leaked := leaked_windows(planted, hits.get("details", {}).get("results")):
             problems.append(f"search excerpt shows {sorted(leaked)[:3]}")
     return problems
+
+
+def named_by_its_rule(memory: Memory, planted: Planted, classes: tuple[str, ...]) -> bool:
+    text = memory.tool("a", action="read", entryId=planted.entry_id).get("details", {}).get("text", "")
+    return any(f"[REDACTED:{name}]" in text for name in classes)
+
+
+def _recall_table(title: str, counts: dict[str, list[int]]) -> list[str]:
+    lines = [f"{title}:"]
+    for name, (caught, total) in sorted(counts.items()):
+        lines.append(f"  {name:48s} {caught:4d}/{total:<4d} {caught / total:7.2%}")
+    return lines
 
 
 def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: str) -> None:
@@ -328,15 +351,17 @@ def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: st
     everything = plant_all(
         writer,
         [
-            *(Item(item.context, (item.secret,)) for item in CORPUS.secrets),
+            *(Item(item.context, (item.secret,), public=(item.public_prefix,)) for item in CORPUS.secrets),
             *straddling_items,
             *(Item(item.context, keep=item.value) for item in CORPUS.lookalikes),
+            *(Item(item.context, keep=item.value) for item in CORPUS.placeholders),
         ],
     )
     secrets = everything[: len(CORPUS.secrets)]
     straddling = everything[len(secrets) : len(secrets) + len(straddling_items)]
-    lookalikes = everything[len(secrets) + len(straddling) :]
-    kinds = {secret.entry_id: item.kind for secret, item in zip(secrets, CORPUS.secrets, strict=True)}
+    lookalikes = everything[len(secrets) + len(straddling) : len(everything) - len(CORPUS.placeholders)]
+    placeholders = everything[len(everything) - len(CORPUS.placeholders) :]
+    items = {secret.entry_id: item for secret, item in zip(secrets, CORPUS.secrets, strict=True)}
 
     memory = Memory.connect(impl)
     try:
@@ -349,31 +374,64 @@ def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: st
         for session_id in sorted({secret.session_id for secret in secrets}):
             shown = memory.tool("a", action="summaries", sessionId=session_id, limit=50)
             for secret in secrets:
-                if secret.session_id == session_id and (leaked := leaked_windows(secret.secrets, shown)):
+                if secret.session_id == session_id and (leaked := leaked_windows(secret, shown)):
                     leaks.setdefault(secret.entry_id, []).append(f"summaries show {sorted(leaked)[:3]}")
-        false_positives: dict[str, str] = {}
+        misnamed = [
+            f"{item.kind} in {item.carrier}: not [REDACTED:{item.redaction_class}]"
+            for secret in secrets
+            if secret.entry_id not in leaks
+            and not named_by_its_rule(memory, secret, (item := items[secret.entry_id]).classes)
+        ]
+        altered: dict[str, str] = {}
         for lookalike, item in zip(lookalikes, CORPUS.lookalikes, strict=True):
             read = memory.tool("a", action="read", entryId=lookalike.entry_id)
             text = read.get("details", {}).get("text", "")
             if lookalike.keep not in text:
-                false_positives[lookalike.entry_id] = (
+                altered[lookalike.entry_id] = (
                     f"{item.kind}: {item.context[:80]!r} came back as {text[:120]!r}"
                 )
+        masked_placeholders = sum(
+            placeholder.keep
+            not in memory.tool("a", action="read", entryId=placeholder.entry_id)
+            .get("details", {})
+            .get("text", "")
+            for placeholder in placeholders
+        )
     finally:
         memory.stop()
 
+    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    by_carrier: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for secret in secrets:
+        item = items[secret.entry_id]
+        for counts in (by_kind[item.kind], by_carrier[item.carrier]):
+            counts[0] += secret.entry_id not in leaks
+            counts[1] += 1
     total = len(secrets) + len(straddling)
     recall = (total - len(leaks)) / total
-    rate = len(false_positives) / len(lookalikes)
+    rate = len(altered) / len(lookalikes)
+    print("\n".join(_recall_table("recall per carrier", by_carrier)))
+    print("\n".join(_recall_table("recall per kind", by_kind)))
+    record_figure("secrets corpus seed", CORPUS.seed)
     record_figure("secrets planted (incl. straddling 1 MB slices)", total)
+    record_figure("secrets kinds", len(by_kind))
     record_figure("secrets recall", f"{recall:.2%} ({total - len(leaks)}/{total})")
-    record_figure("look-alike false-positive rate", f"{rate:.2%} ({len(false_positives)}/{len(lookalikes)})")
-    tally("entries checked", total + len(lookalikes), "planted secrets and look-alikes")
-    for problem in false_positives.values():
-        print(f"false positive: {problem}")
+    record_figure("kinds with full recall", f"{sum(c == t for c, t in by_kind.values())}/{len(by_kind)}")
+    worst = min(by_carrier.items(), key=lambda entry: entry[1][0] / entry[1][1])
+    record_figure("lowest carrier recall", f"{worst[0]} {worst[1][0]}/{worst[1][1]}")
+    record_figure(
+        "markers naming the kind's rule",
+        f"{len(secrets) - len(misnamed) - len(leaks)}/{len(secrets) - len(leaks)}",
+    )
+    record_figure("near-misses altered", f"{rate:.2%} ({len(altered)}/{len(lookalikes)})")
+    record_figure("placeholders masked (allowed)", f"{masked_placeholders}/{len(placeholders)}")
+    tally("entries checked", total + len(lookalikes) + len(placeholders), "planted secrets and look-alikes")
+    for problem in altered.values():
+        print(f"near-miss altered: {problem}")
     details = [
-        f"{kinds.get(entry_id, 'straddling')} {entry_id}: {'; '.join(problems)}"
+        f"{items[entry_id].kind if entry_id in items else 'straddling'} {entry_id}: {'; '.join(problems)}"
         for entry_id, problems in leaks.items()
     ]
     assert not leaks, f"{len(leaks)} secrets leaked:\n" + "\n".join(details[:40])
-    assert rate <= MAX_FALSE_POSITIVE_RATE, "\n".join(false_positives.values())
+    assert not misnamed, f"{len(misnamed)} markers name another rule:\n" + "\n".join(misnamed[:40])
+    assert rate <= MAX_FALSE_POSITIVE_RATE, "\n".join(altered.values())
