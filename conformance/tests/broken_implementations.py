@@ -728,7 +728,7 @@ def _ignored_parameters_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _aws_context_too_short(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_redact, "_AWS_CONTEXT_CHARS", 100)
+    monkeypatch.setattr(_redact_rules, "_AWS_CONTEXT_CHARS", 100)
     monkeypatch.setattr(_query, "_redacted", type(_query._redacted)())  # nothing redacted before counts
 
 

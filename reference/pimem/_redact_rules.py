@@ -77,11 +77,16 @@ def entropy(value: str) -> float:
 _WORD = re.compile(r"[A-Za-z][a-z]*\d{0,3}")
 
 
+def _word_like(value: str) -> bool:
+    """Words joined by `-`, `_` or `.` (`learn-compatible-estimator2`): a name, not a key."""
+    parts = re.split(r"[-_.]", value)
+    return len(parts) > 1 and all(_WORD.fullmatch(part) for part in parts if part)
+
+
 def _looks_random(value: str) -> bool:
     """Mixed character classes, as generated keys have and words, paths, numbers and hyphenated
-    names (`learn-compatible-estimator2`) do not."""
-    parts = re.split(r"[-_.]", value)
-    if len(parts) > 1 and all(_WORD.fullmatch(part) for part in parts if part):
+    names do not."""
+    if _word_like(value):
         return False
     classes = sum(
         (
@@ -299,7 +304,7 @@ _VENDOR_TOKENS = (
     _token("frameio-api-token", r"fio-u-[A-Za-z0-9_\-=]{64}", ("fio-u-",)),
     _token("gcp-api-key", r"AIza[\w\-]{35}(?![\w\-])", ("AIza",), case_sensitive=True),
     _tokens("github-app-token", ("ghu_", "ghs_"), r"[0-9A-Za-z]{30,}"),
-    _tokens("github-fine-grained-pat", ("github_pat_",), r"[0-9A-Za-z_]{60,}"),
+    _tokens("github-fine-grained-pat", ("github_pat_",), r"[0-9A-Za-z_]{30,}"),
     _tokens("github-oauth", ("gho_",), r"[0-9A-Za-z]{30,}"),
     _tokens("github-pat", ("ghp_",), r"[0-9A-Za-z]{30,}"),
     _tokens("github-refresh-token", ("ghr_",), r"[0-9A-Za-z]{30,}"),
@@ -338,9 +343,9 @@ _VENDOR_TOKENS = (
     _token("heroku-api-key-v2", r"HRKU-AA[0-9A-Za-z_\-]{58}", ("HRKU-",), case_sensitive=True),
     _token(
         "huggingface-access-token",
-        r"hf_[A-Za-z]{34}(?![A-Za-z0-9])",
+        r"hf_[A-Za-z0-9]{30,}",
         ("hf_",),
-        accept=lambda v: _looks_random(v[3:]),
+        accept=lambda v: not _word_like(v[3:]),
     ),
     _token("huggingface-organization-api-token", r"api_org_[A-Za-z]{34}(?![A-Za-z0-9])", ("api_org_",)),
     _token("infracost-api-token", r"ico-[A-Za-z0-9]{32}(?![A-Za-z0-9])", ("ico-",)),
@@ -377,7 +382,7 @@ _VENDOR_TOKENS = (
         "openai-api-key",
         r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}",
         ("sk-",),
-        accept=lambda value: _looks_random(value[3:]),
+        accept=lambda value: not _word_like(value[3:]),
     ),
     _token("openshift-user-token", r"sha256~[\w\-]{43}(?![\w\-])", ("sha256~",)),
     _token("perplexity-api-key", r"pplx-[A-Za-z0-9]{48}", ("pplx-",)),
