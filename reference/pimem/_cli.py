@@ -24,6 +24,7 @@ from ._query import ToolError
 from ._scope import SCOPES
 from ._serve import ProtocolServer, manifest
 from ._tool import render, run_tool
+from ._view import run_viewer
 
 __all__ = ["main", "serve_stdio"]
 
@@ -95,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("forget", help="hide an entry or session for good").add_argument("id")
     commands.add_parser("serve", help="speak the adapter protocol on stdin/stdout")
     commands.add_parser("manifest", help="print what the Pi integration registers, as JSON")
+    view = commands.add_parser("view", help="browse the memory in a local, read-only, token-gated page")
+    view.add_argument("--open", action="store_true", help="also open the URL in a browser (with a display)")
+    view.add_argument("--parent", type=int, help="stop when the process with this id exits (Pi)")
     return parser
 
 
@@ -198,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     if options.command == "manifest":
         print(json.dumps(manifest(), indent=2, ensure_ascii=False))
         return 0
+    if options.command == "view":
+        return run_viewer(_memory(options), open_browser=options.open, parent=options.parent, out=sys.stdout)
     try:
         text, details = _run(options)
     except ToolError as error:
