@@ -365,6 +365,8 @@ def test_forgotten_withheld_and_secret_text_never_comes_back(viewer: RunningView
     bodies += [viewer.request(f"/api/read?source={item['source']}").body for item in results]
     bodies += [viewer.request(f"/api/around?source={item['source']}").body for item in results[:5]]
     bodies += [viewer.request(f"/api/{route}?entry=a0000003").body for route in ("read", "around")]
+    planted = len(secret_windows())  # every planted entry, read by id
+    bodies += [viewer.request(f"/api/read?entry=b{number:07x}").body for number in range(planted)]
     bodies += [viewer.request("/api/sessions?project=all").body]
     text = b"".join(bodies).decode()
     assert FORGOTTEN_TEXT not in text
