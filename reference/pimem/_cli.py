@@ -99,6 +99,11 @@ def _parser() -> argparse.ArgumentParser:
     view = commands.add_parser("view", help="browse the memory in a local, read-only, token-gated page")
     view.add_argument("--open", action="store_true", help="also open the URL in a browser (with a display)")
     view.add_argument("--parent", type=int, help="stop when the process with this id exits (Pi)")
+    view.add_argument(
+        "--exact-dirs",
+        action="store_true",
+        help="only --sessions-dir (none when not given): never a session dir from env or settings",
+    )
     return parser
 
 
@@ -203,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(manifest(), indent=2, ensure_ascii=False))
         return 0
     if options.command == "view":
+        if options.exact_dirs and options.sessions_dir is None:
+            options.sessions_dir = []
         return run_viewer(_memory(options), open_browser=options.open, parent=options.parent, out=sys.stdout)
     try:
         text, details = _run(options)

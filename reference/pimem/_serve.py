@@ -27,7 +27,8 @@ PROTOCOL = 1
 PROFILES = ["core", "collector", "backfill", "forget", "context"]
 EVENTS = ["session_start", "message_end", "session_compact", "session_tree", "session_shutdown"]
 COMMAND_DESCRIPTION = (
-    "Memory index: status, index [--verify], rebuild, gc [confirm], forget <entryId|sessionId>"
+    "Memory index: status, index [--verify], rebuild, gc [confirm], forget <entryId|sessionId>; "
+    "view (browse it in a local page)"
 )
 
 

@@ -314,8 +314,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         route = urlsplit(self.path).path if isinstance(self.path, str) else "?"
-        self.server.log.write(f"pimem view: {self.command} {route} {code}\n")
-        self.server.log.flush()
+        try:
+            self.server.log.write(f"pimem view: {self.command} {route} {code}\n")
+            self.server.log.flush()
+        except (OSError, ValueError):  # nobody reads the log any more (Pi went away)
+            pass
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Malformed requests and unknown methods get the same headers as every answer, and JSON."""
