@@ -440,6 +440,11 @@ def _redaction_windows_without_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_redact, "_OVERLAP_CHARS", 0)
 
 
+def _blind_after_json_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The letter of "\\n" before a token reads as part of it, so the token never starts.
+    monkeypatch.setattr(_redact, "_escape_ends_at", lambda text, position: False)
+
+
 def _outputs_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_tool, "redact_tree", lambda value: value)
 
@@ -787,6 +792,13 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-001"),
         _secrets_indexed,
+    ),
+    Broken(
+        "blind-after-json-escapes",
+        "a token right after a JSON escape (\\n, \\t, \\u001b) in escaped text is not redacted",
+        ("redaction",),
+        _ids("JM-REDACT-040"),
+        _blind_after_json_escapes,
     ),
     Broken(
         "redaction-windows-without-overlap",

@@ -222,3 +222,13 @@ def test_a_new_case_cannot_claim_a_frozen_version(tmp_path: Path) -> None:
     newer[-1]["since"] = "0.2.0"
     (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": newer}))
     assert lint_spec(spec).ok
+
+
+@pytest.mark.parametrize(("file_name", "reported"), [("x-topic.json", False), ("xy.json", True)])
+def test_a_case_file_is_named_after_its_area_or_a_topic_of_it(
+    tmp_path: Path, file_name: str, reported: bool
+) -> None:
+    spec = make_spec(tmp_path, cases()[:1], documents={"search.md": DOC.replace(", finds-not", "")})
+    (spec / "cases" / "x.json").rename(spec / "cases" / file_name)
+    found = [problem for problem in lint_spec(spec).problems if "differs from the file name" in problem]
+    assert bool(found) == reported

@@ -17,11 +17,11 @@ from typing import Any
 import orjson
 
 from ._index import BULK_BYTES, Index, IndexUnavailable, preparing
-from ._journals import Journal
+from ._journals import Journal, parse_line
 from ._memory import Memory, indexed
 from ._query import ToolError
 
-__all__ = ["Lease", "backfill", "index_all", "run_command"]
+__all__ = ["Lease", "backfill", "index_all", "journal_folders", "run_command", "skipped_lines"]
 
 _QUIET = timedelta(hours=24)
 Progress = Callable[[int, int], None]  # (journals done, journals in all)
@@ -200,6 +200,39 @@ def status(memory: Memory) -> dict[str, Any]:
         if lease and lease["expiresAt"] > _iso(memory.now())
         else None,  # an expired one is none
     }
+
+
+def journal_folders(memory: Memory) -> list[dict[str, Any]]:
+    """Every folder discovery looks in, whether it exists, and how many journals it gave."""
+    found = memory.discover(full=True)
+    rows = []
+    for folder in [os.path.join(memory.config.agent_dir, "sessions"), *memory.config.session_dirs]:
+        prefix = folder.rstrip("/") + "/"
+        count = sum(journal.path.startswith(prefix) for journal in found.journals)
+        rows.append({"path": folder, "exists": os.path.isdir(folder), "journals": count})
+    return rows
+
+
+def skipped_lines(memory: Memory, first: int) -> list[dict[str, Any]]:
+    """The file and 1-based line number of the first `first` skipped lines, and why."""
+    rows = memory.index.rows("SELECT path FROM files WHERE skipped_lines > 0 ORDER BY path")
+    limit = memory.config.max_line_bytes
+    found: list[dict[str, Any]] = []
+    for (path,) in rows:
+        try:
+            with open(path, "rb") as handle:
+                for number, raw in enumerate(handle, 1):
+                    if len(found) >= first:
+                        return found
+                    if not raw.endswith(b"\n"):
+                        break  # a partial last line is not skipped, only not written yet
+                    if len(raw) > limit:
+                        found.append({"path": path, "line": number, "reason": f"longer than {limit} bytes"})
+                    elif number > 1 and not isinstance(parse_line(raw), dict):
+                        found.append({"path": path, "line": number, "reason": "not a JSON object"})
+        except OSError:
+            continue
+    return found
 
 
 def rebuild(

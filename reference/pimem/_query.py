@@ -44,6 +44,7 @@ _RECENCY_DAYS = 30.0  # an entry this old ranks half as high as an equally relev
 _K1, _B = 1.2, 0.75  # BM25's saturation and length normalisation
 _EXCERPT_CHARS = 240
 _EXCERPT_LEAD = 60
+_WORD_SLACK = 24  # how far an excerpt's edge moves to reach a space (a word boundary)
 _CONTEXT_CHARS = 4_000
 _CACHED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
 _DAY_MS = 86_400_000
@@ -215,11 +216,13 @@ def _text(view: View, row: _Row) -> str | None:
     return None if entry is None else _redact_cached(entry.text)
 
 
-def _filters(kind: str | None, since: int | None, until: int | None) -> tuple[str, tuple[Any, ...]]:
+def _filters(
+    kinds: tuple[str, ...] | None, since: int | None, until: int | None
+) -> tuple[str, tuple[Any, ...]]:
     where = ""
     params: tuple[Any, ...] = ()
-    if kind is not None:
-        where, params = where + " AND e.kind = ?", (*params, kind)
+    if kinds is not None:
+        where, params = where + f" AND e.kind IN ({', '.join('?' * len(kinds))})", (*params, *kinds)
     if since is not None or until is not None:
         first, last = since or 0, MAX_MS if until is None else until
         where += " AND {rowid} BETWEEN ? AND ? AND e.ts BETWEEN ? AND ?"
@@ -240,17 +243,43 @@ def _first(text: str, terms: list[str]) -> int:
     return min(found, default=0)
 
 
+def _word_start(flat: str, cut_word: bool) -> str:
+    """`flat` from its first whole word: a word the slice cut into is dropped, unless it is a
+    redaction marker or the text has no space near the start (scripts written without spaces)."""
+    space = flat.find(" ", 0, _WORD_SLACK)
+    if not cut_word or space < 0 or flat.startswith("[REDACTED:"):
+        return flat
+    return flat[space + 1 :]
+
+
+def _word_end(flat: str) -> str:
+    """`flat` cut to at most _EXCERPT_CHARS at the end of a word (or at a character where no space
+    is near), and never inside a redaction marker."""
+    if len(flat) <= _EXCERPT_CHARS:
+        return flat
+    cut = _EXCERPT_CHARS
+    if flat[cut] != " ":
+        space = flat.rfind(" ", cut - _WORD_SLACK, cut)
+        cut = space if space > 0 else cut
+    marker = flat.rfind("[REDACTED:", 0, cut)
+    if marker >= 0 and flat.find("]", marker) >= cut:
+        cut = marker
+    return flat[:cut].rstrip()
+
+
 def _excerpts(texts: list[str], terms: list[str]) -> list[str]:
     """A piece of each text's redacted form from just before the first query term (only those
-    pieces are redacted), its runs of whitespace made single spaces."""
+    pieces are redacted), its runs of whitespace made single spaces, from word to word."""
     starts = [max(0, _first(text, terms) - _EXCERPT_LEAD) for text in texts]
     ends = [start + 2 * _EXCERPT_CHARS for start in starts]  # room for the whitespace that goes
     pieces = redact_slices(list(zip(texts, starts, ends, strict=True)))
     excerpts = []
     for text, start, end, piece in zip(texts, starts, ends, pieces, strict=True):
-        flat = " ".join(piece.split())
-        more = len(flat) > _EXCERPT_CHARS or end < len(text)
-        excerpts.append(("…" if start else "") + flat[:_EXCERPT_CHARS] + ("…" if more else ""))
+        cut_word = start > 0 and not text[start - 1].isspace() and not piece[:1].isspace()
+        flat = _word_start(" ".join(piece.split()), cut_word)
+        shown = _word_end(flat)
+        more = len(shown) < len(flat) or end < len(text)
+        excerpts.append(("…" if start else "") + shown + ("…" if more else ""))
     return excerpts
 
 
@@ -363,7 +392,13 @@ def _search_once(
 
 
 def search(
-    view: View, query: str | None, *, kind: str | None, since: int | None, until: int | None, limit: int
+    view: View,
+    query: str | None,
+    *,
+    kind: tuple[str, ...] | None,
+    since: int | None,
+    until: int | None,
+    limit: int,
 ) -> dict[str, Any]:
     terms = None if query is None or not query.strip() else query_terms(query)
     where, params = _filters(kind, since, until)

@@ -87,6 +87,26 @@ def _last_group(match: re.Match[str]) -> tuple[int, int]:
     return match.span(match.lastindex or 0)
 
 
+_ESCAPE_BEFORE = re.compile(r"\\(?:[bfnrt\"\\/]|u[0-9A-Fa-f]{4})")
+
+
+def _escape_ends_at(text: str, position: int) -> bool:
+    """Whether a JSON escape (`\\n`, `\\t`, `\\u001b` ...) ends right before `position`."""
+    return any(
+        position >= width
+        and text[position - width] == "\\"
+        and _ESCAPE_BEFORE.fullmatch(text, position - width, position) is not None
+        for width in (2, 6)
+    )
+
+
+def _starts_token(text: str, start: int) -> bool:
+    """Whether a token may start at `start`: not in the middle of another token. Tool-call
+    arguments arrive JSON-escaped, and an escape right before a token stands for the character
+    it escapes, so its letter or hex digit does not continue a token."""
+    return start == 0 or text[start - 1] not in _TOKEN_CHARS or _escape_ends_at(text, start)
+
+
 def _prefixed(pattern: re.Pattern[str], prefixes: tuple[str, ...] = ("",)) -> Finder:
     """Token-shaped matches of a pattern that starts with a literal (`re` finds those as fast as a
     substring test). `prefixes`: the alternatives' text before the match, in order ("?" is any one
@@ -97,7 +117,7 @@ def _prefixed(pattern: re.Pattern[str], prefixes: tuple[str, ...] = ("",)) -> Fi
         text = scan.text
         for match in pattern.finditer(text):
             start = match.start() - len(prefixes[(match.lastindex or 1) - 1])
-            if start == 0 or text[start - 1] not in _TOKEN_CHARS:
+            if _starts_token(text, start):
                 yield start, match.end()
 
     return find
@@ -165,7 +185,7 @@ def _aws_with_key_id(scan: _Scan) -> Iterator[tuple[int, int]]:
     """40-character base64-ish strings only near an AKIA/ASIA key id (git SHAs are plain hex)."""
     text = scan.text
     for key_id in _AWS_KEY_ID.finditer(text):
-        if key_id.start() and text[key_id.start() - 1].isalnum():
+        if not _starts_token(text, key_id.start()):
             continue
         # the context ends where a text ends (see redact_many)
         low = max(key_id.start() - _AWS_CONTEXT_CHARS, text.rfind(_SEPARATOR, 0, key_id.start()) + 1, 0)
@@ -180,7 +200,7 @@ def _aws_with_key_id(scan: _Scan) -> Iterator[tuple[int, int]]:
 def _scheme_start(text: str, position: int) -> int:
     """Where the URI scheme ending at `position` starts (`position` itself when there is none)."""
     start = position
-    while start and text[start - 1] in _SCHEME_CHARS:
+    while start and text[start - 1] in _SCHEME_CHARS and not _escape_ends_at(text, start):
         start -= 1
     while start < position and not text[start].isalpha():
         start += 1

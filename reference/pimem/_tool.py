@@ -20,7 +20,18 @@ from ._query import ToolError, View, around, read, search, summaries
 from ._redact import redact_tree
 from ._scope import SCOPES
 
-__all__ = ["ACTIONS", "DESCRIPTION", "LABEL", "PARAMETERS", "TOOL_NAME", "Args", "run_tool", "validate"]
+__all__ = [
+    "ACTIONS",
+    "DESCRIPTION",
+    "LABEL",
+    "PARAMETERS",
+    "TOOL_NAME",
+    "Args",
+    "indexing_note",
+    "parse_bound",
+    "run_tool",
+    "validate",
+]
 
 TOOL_NAME = "memory_context"
 LABEL = "Memory"
@@ -48,7 +59,13 @@ PARAMETERS: dict[str, Any] = {
         "offset": {"type": "integer", "minimum": 0, "description": "read: page start in characters."},
         "scope": {"type": "string", "enum": list(SCOPES), "default": "project"},
         "sessionId": {"type": "string", "description": "Only this session."},
-        "kind": {"type": "string", "enum": list(KINDS)},
+        "kind": {
+            "anyOf": [
+                {"type": "string", "enum": list(KINDS)},
+                {"type": "array", "items": {"type": "string", "enum": list(KINDS)}, "minItems": 1},
+            ],
+            "description": "search: one kind, or a list meaning any of them.",
+        },
         "since": {"type": "string", "description": "YYYY-MM-DD or ISO-8601 timestamp with zone."},
         "until": {"type": "string", "description": "YYYY-MM-DD or ISO-8601 timestamp with zone."},
         "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
@@ -68,7 +85,7 @@ class Args:
     offset: int = 0
     scope: str = "project"
     session_id: str | None = None
-    kind: str | None = None
+    kind: tuple[str, ...] | None = None  # any of these
     since: int | None = None
     until: int | None = None
     limit: int = 10
@@ -94,7 +111,7 @@ def _integer(name: str, value: Any) -> int:
     return number
 
 
-def _bound(name: str, value: str, tz: str, end: bool) -> int:
+def parse_bound(name: str, value: str, tz: str, end: bool) -> int:
     """A since/until value in milliseconds since 1970; a bare day is that whole local day."""
     try:
         if _DAY.fullmatch(value):
@@ -111,6 +128,20 @@ def _bound(name: str, value: str, tz: str, end: bool) -> int:
     ms = epoch_ms(moment.isoformat())
     assert ms is not None  # it was just parsed
     return ms
+
+
+def _kinds(value: Any) -> tuple[str, ...] | None:
+    """`kind`: one kind, or a non-empty list of kinds meaning any of them."""
+    if value is None:
+        return None
+    kinds = value if isinstance(value, list) else [value]
+    example = '{"action": "search", "kind": ["user", "assistant"]}'
+    if not kinds or not all(isinstance(kind, str) for kind in kinds):
+        raise _bad('"kind" must be a kind or a non-empty list of kinds', example)
+    unknown = [kind for kind in kinds if kind not in KINDS]
+    if unknown:
+        raise _bad(f'"kind" must be one of {", ".join(KINDS)}, got "{unknown[0]}"', example)
+    return tuple(dict.fromkeys(kinds))
 
 
 def validate(arguments: Any, tz: str) -> Args:
@@ -131,14 +162,13 @@ def validate(arguments: Any, tz: str) -> Args:
             f'unknown action "{action}"; use one of {", ".join(ACTIONS)}, for example {_EXAMPLE}',
         )
     values: dict[str, Any] = {"action": action}
-    for name in ("query", "entryId", "source", "scope", "sessionId", "kind", "since", "until"):
+    for name in ("query", "entryId", "source", "scope", "sessionId", "since", "until"):
         value = arguments.get(name)
         if value is not None and not isinstance(value, str):
             raise _bad(f'"{name}" must be a string')
         values[name] = value
-    for name, allowed in (("scope", SCOPES), ("kind", KINDS)):
-        if values[name] is not None and values[name] not in allowed:
-            raise _bad(f'"{name}" must be one of {", ".join(allowed)}, got "{values[name]}"')
+    if values["scope"] is not None and values["scope"] not in SCOPES:
+        raise _bad(f'"scope" must be one of {", ".join(SCOPES)}, got "{values["scope"]}"')
     ints = {name: _integer(name, arguments[name]) for name in _INTEGERS if arguments.get(name) is not None}
     if action in ("read", "around") and not values["entryId"] and not values["source"]:
         raise _bad(
@@ -153,9 +183,9 @@ def validate(arguments: Any, tz: str) -> Args:
         offset=ints.get("offset", 0),
         scope=values["scope"] or "project",
         session_id=values["sessionId"],
-        kind=values["kind"],
-        since=_bound("since", values["since"], tz, end=False) if values["since"] is not None else None,
-        until=_bound("until", values["until"], tz, end=True) if values["until"] is not None else None,
+        kind=_kinds(arguments.get("kind")),
+        since=parse_bound("since", values["since"], tz, end=False) if values["since"] is not None else None,
+        until=parse_bound("until", values["until"], tz, end=True) if values["until"] is not None else None,
         limit=ints.get("limit", 10),
         before=ints.get("before", 3),
         after=ints.get("after", 3),
@@ -189,8 +219,9 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
         details = search(
             view, args.query, kind=args.kind, since=args.since, until=args.until, limit=args.limit
         )
-    else:
-        details = summaries(view, since=args.since, until=args.until, limit=args.limit)
+        answer = {"action": "search", "scope": args.scope, **details, "indexing": sight.indexing}
+        return {**answer, "hint": _honest_hint(answer)}
+    details = summaries(view, since=args.since, until=args.until, limit=args.limit)
     return {"action": args.action, "scope": args.scope, **details, "indexing": sight.indexing}
 
 
@@ -215,14 +246,28 @@ def _head(item: dict[str, Any]) -> str:
     return f"{item['entryId']} · {item['kind']} · {item['timestamp']} · session {item['sessionId']}"
 
 
-def _indexing(details: dict[str, Any]) -> list[str]:
-    state = details["indexing"]
-    if state["complete"]:
-        return []
-    return [
+def _indexing_text(state: dict[str, Any]) -> str:
+    return (
         f"Indexing in progress: {state['indexedJournals']} of {state['totalJournals']} journals indexed; "
         "results may be incomplete."
-    ]
+    )
+
+
+def indexing_note(details: dict[str, Any]) -> list[str]:
+    """The indexing state, unless complete or already said by the hint."""
+    if details["indexing"]["complete"] or details.get("hint"):
+        return []
+    return [_indexing_text(details["indexing"])]
+
+
+def _honest_hint(details: dict[str, Any]) -> str | None:
+    """While indexing is under way, that is the first thing to say about a thin answer."""
+    hint: str | None = details["hint"]
+    if hint is None or details["indexing"]["complete"]:
+        return hint
+    if details["match"] == "none":
+        return f"{_indexing_text(details['indexing'])} Search again when it finishes."
+    return f"{_indexing_text(details['indexing'])} {hint}"
 
 
 def _render_search(details: dict[str, Any]) -> list[str]:
@@ -231,6 +276,7 @@ def _render_search(details: dict[str, Any]) -> list[str]:
     lines = [
         f"{what} · {details['scope']} scope · {len(details['results'])} result(s), match {details['match']}"
     ]
+    lines += indexing_note(details)
     if details["hint"]:
         lines.append(details["hint"])
     for number, item in enumerate(details["results"], 1):
@@ -238,7 +284,7 @@ def _render_search(details: dict[str, Any]) -> list[str]:
         lines.append(f"   {item['excerpt']}")
     if details["truncated"]:
         lines.append(f"More results exist beyond limit {details['limit']}; narrow the query or raise limit.")
-    return lines + _indexing(details)
+    return lines
 
 
 def _render_read(details: dict[str, Any]) -> list[str]:
@@ -272,7 +318,7 @@ def _render_summaries(details: dict[str, Any]) -> list[str]:
         tokens = f" · tokensBefore {item['tokensBefore']}" if item["tokensBefore"] is not None else ""
         lines.append(f"{number}. {_head(item)}{tokens} · source {item['source']}")
         lines.append(item["summary"])
-    return lines + _indexing(details)
+    return lines + indexing_note(details)
 
 
 def _render_around(details: dict[str, Any]) -> list[str]:

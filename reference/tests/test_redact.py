@@ -134,3 +134,27 @@ def test_a_character_whose_lower_case_is_longer_does_not_shift_keyword_positions
     texts = [f"{before} x", "mysql://root:Hunter22replica@db/app", f"{before} password=Hunter22replica9"]
     redacted = [redact("\n".join(texts)), *redact_many(texts)]
     assert not [text for text in redacted if "Hunter22replica" in text]
+
+
+@pytest.mark.parametrize("escape", ["\\n", "\\t", "\\r", "\\b", "\\f", '\\"', "\\\\", "\\/", "\\u001b"])
+@pytest.mark.parametrize(
+    ("secret", "inside", "marker"),
+    [
+        ("ghp_Wm3Qz8Rk2Vt7Xn4Lp9Bc5Hf1Jd6Gs0Ya2Ek", "Rk2Vt7Xn", "token"),
+        ("sk-proj-Rb7Kq2Xw9Lm4Tz8Vn3Pc6Hd1Gf5Js0Ya", "Xw9Lm4Tz", "token"),
+        ("AKIAZ7QWERTY2XCVBN5M", "QWERTY2X", "token"),
+        ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnopqrstu", "eyJzdWIi", "jwt"),
+        ("postgres://app:s3cretpw@db:5432/x", "s3cretpw", "connection-string"),
+    ],
+)
+def test_a_secret_right_after_a_json_escape_is_redacted(
+    escape: str, secret: str, inside: str, marker: str
+) -> None:
+    out = redact('{"content":"notes' + escape + secret + '"}')
+    assert inside not in out
+    assert f"[REDACTED:{marker}]" in out
+
+
+@pytest.mark.parametrize("text", ["lunghp_" + "a1" * 18, "tusk-proj-" + "ab" * 12, "XAKIAZ7QWERTY2XCVBN5M"])
+def test_a_prefix_inside_a_word_is_still_no_token_start(text: str) -> None:
+    assert redact(text) == text

@@ -6,6 +6,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import orjson
 import pytest
 from pimem_conformance._jsjson import dumps_like_js
 from pimem_conformance._paths import fixtures_dir
-from pimem_tools.fixtures import main
+from pimem_tools.fixtures import main, parse_size
 from pimem_tools.fixtures._scale import TARGET_MIX, write_scale_corpus
 
 FIXTURES = fixtures_dir()
@@ -134,3 +135,37 @@ def test_scale_corpus_is_deterministic(tmp_path: Path) -> None:
         ).hexdigest()
 
     assert digest(tmp_path / "a") == digest(tmp_path / "b")
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("200MB", 200_000_000),
+        ("1GiB", 1 << 30),
+        ("5000000", 5_000_000),
+        ("512 KiB", 512 << 10),
+        ("1.5gb", 1_500_000_000),
+    ],
+)
+def test_scale_sizes_take_units(text: str, size: int) -> None:
+    assert parse_size(text) == size
+
+
+def test_scale_with_a_unit_writes_about_that_much_and_a_bad_size_says_how(tmp_path: Path) -> None:
+    command = [sys.executable, "-c", "import sys; from pimem_tools.fixtures import main; sys.exit(main())"]
+    done = subprocess.run(
+        [*command, "--scale", "2MB", "--out", str(tmp_path / "c")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    written = sum(path.stat().st_size for path in (tmp_path / "c").rglob("*.jsonl"))
+    assert 1_900_000 <= written <= 2_200_000  # 2MB is 2,000,000 bytes, not 2 MiB
+    bad = subprocess.run(
+        [*command, "--scale", "lots", "--out", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "200MB or 1GiB" in bad.stderr and not (tmp_path / "d").exists()

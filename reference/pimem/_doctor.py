@@ -1,0 +1,127 @@
+"""`pimem doctor`: one screen that checks what the memory needs and explains what is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from . import SPEC_VERSION, __version__
+from ._maintenance import journal_folders
+from ._memory import Memory
+
+__all__ = ["doctor"]
+
+EXTENSION_PACKAGE = "pimem-pi-extension"
+
+
+def _fts5() -> dict[str, Any]:
+    """Whether SQLite has FTS5 with what the index uses: contentless_delete, detail=none, unicode61."""
+    db = apsw.Connection(":memory:")
+    try:
+        db.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(text, content='', contentless_delete=1, detail=none,"
+            " tokenize='unicode61 remove_diacritics 2')"
+        )
+        db.execute("INSERT INTO t(rowid, text) VALUES (1, 'probe')")
+        db.execute("DELETE FROM t WHERE rowid = 1")
+    except apsw.Error as error:
+        return {"ok": False, "detail": str(error)}
+    finally:
+        db.close()
+    return {"ok": True, "detail": "contentless_delete, detail=none, unicode61 remove_diacritics 2"}
+
+
+def _writable(path: str) -> tuple[bool, str]:
+    """Whether the index can be written, without creating anything to find out."""
+    folder = path
+    while not os.path.exists(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    target = path if os.path.exists(path) else folder
+    if os.access(target, os.W_OK):
+        return True, "exists, writable" if target == path else f"not created yet; {folder} is writable"
+    return False, f"{target} is not writable"
+
+
+def _settings(agent_dir: str) -> dict[str, Any]:
+    path = Path(agent_dir, "settings.json")
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"path": str(path), "found": False, "memory": {}, "packages": []}
+    except (OSError, ValueError) as error:
+        return {"path": str(path), "found": True, "error": str(error), "memory": {}, "packages": []}
+    value = value if isinstance(value, dict) else {}
+    memory = value.get("memory") if isinstance(value.get("memory"), dict) else {}
+    listed = [*value.get("packages", []), *value.get("extensions", [])]
+    return {"path": str(path), "found": True, "memory": memory, "packages": [str(item) for item in listed]}
+
+
+def _extension(agent_dir: str, packages: list[str]) -> str | None:
+    """Where Pi loads the extension from, if it does: a settings entry or an extensions folder."""
+    for entry in packages:
+        if EXTENSION_PACKAGE in entry or entry.rstrip("/").endswith("pi-extension"):
+            return f"settings: {entry}"
+    for manifest in Path(agent_dir).glob("**/package.json"):
+        if "node_modules" in manifest.parts[-3:-1]:
+            continue
+        try:
+            if json.loads(manifest.read_text(encoding="utf-8")).get("name") == EXTENSION_PACKAGE:
+                return str(manifest.parent)
+        except (OSError, ValueError, AttributeError):
+            continue
+    return None
+
+
+def doctor(memory: Memory) -> tuple[str, dict[str, Any]]:
+    config = memory.config
+    fts5 = _fts5()
+    writable, where = _writable(memory.index_path)
+    folders = journal_folders(memory)
+    settings = _settings(config.agent_dir)
+    extension = _extension(config.agent_dir, settings["packages"])
+    details = {
+        "pimem": __version__,
+        "spec": SPEC_VERSION,
+        "python": platform.python_version(),
+        "apsw": apsw.apsw_version(),
+        "sqlite": apsw.sqlite_lib_version(),
+        "fts5": fts5,
+        "index": {"path": memory.index_path, "writable": writable, "detail": where},
+        "folders": folders,
+        "settings": settings,
+        "extension": extension,
+    }
+    mark = {True: "ok  ", False: "FAIL"}
+    lines = [
+        f"pimem {__version__} (spec {SPEC_VERSION}) · Python {details['python']} · apsw {details['apsw']}"
+        f" · SQLite {details['sqlite']}",
+        f"{mark[fts5['ok']]} FTS5: {fts5['detail']}",
+        f"{mark[writable]} index {memory.index_path}: {where}",
+    ]
+    for folder in folders:
+        state = f"{folder['journals']} journal(s)" if folder["exists"] else "missing"
+        lines.append(f"{mark[folder['journals'] > 0]} journals in {folder['path']}: {state}")
+    if not any(folder["journals"] for folder in folders):
+        lines.append(
+            "     no journals: point at them with --agent-dir DIR, --sessions-dir DIR or PI_CODING_AGENT_DIR"
+        )
+    if not settings["found"]:
+        lines.append(f"     {settings['path']}: none (every default applies: memory.allowGlobal false)")
+    elif "error" in settings:
+        lines.append(f"FAIL {settings['path']}: not valid JSON ({settings['error']})")
+    else:
+        shown = json.dumps(settings["memory"], ensure_ascii=False) if settings["memory"] else "none"
+        lines.append(f"     {settings['path']}: memory.* = {shown}")
+    if extension:
+        lines.append(f"ok   Pi extension: {extension}")
+    else:
+        lines.append('     Pi extension: not found (README, "Use it in Pi")')
+    return "\n".join(lines), details
