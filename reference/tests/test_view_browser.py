@@ -69,6 +69,11 @@ def _assert_clean(page: Any) -> None:
     assert page.evaluate("() => document.querySelectorAll('main script, main img').length") == 0
 
 
+def _settle(page: Any) -> None:
+    """Wait until the page finished what the last action started (it sets <body aria-busy>)."""
+    page.wait_for_selector("body:not([aria-busy])", state="attached")
+
+
 def _select(page: Any, selector: str, label: str) -> None:
     page.select_option(selector, label=label)
 
@@ -77,6 +82,7 @@ def test_search_click_read_and_what_is_on_screen(
     viewer: RunningViewer, page: Any, screenshot_dir: Path
 ) -> None:
     response = page.goto(viewer.url)
+    _settle(page)
     assert response.status == 200
     assert "token" not in page.url  # traded for the cookie, and redirected to a clean URL
     assert response.headers["content-security-policy"].startswith("default-src 'none'")
@@ -92,6 +98,7 @@ def test_search_click_read_and_what_is_on_screen(
 
     page.fill("#q", f"{MARKER} markup")
     page.press("#q", "Enter")
+    _settle(page)
     first = page.locator("#results li").first
     first.wait_for()
     assert page.locator("#results mark").count() >= 2  # the matched terms, highlighted
@@ -100,14 +107,18 @@ def test_search_click_read_and_what_is_on_screen(
     page.screenshot(path=str(screenshot_dir / "viewer-search.png"))
 
     first.locator("button.head").click()
+    _settle(page)
     page.locator("#view-entry:not([hidden])").wait_for()
     assert INJECTED in page.locator("#entry-text").inner_text()
     _assert_clean(page)
 
     page.click("#entry-back")
+    _settle(page)
     _select(page, "#kind", "user")
+    _settle(page)
     page.fill("#q", MARKER)
     page.press("#q", "Enter")
+    _settle(page)
     page.wait_for_function("() => document.querySelectorAll('#results li').length >= 10")
     page.locator("#search-info").wait_for()
     _assert_clean(page)
@@ -118,24 +129,28 @@ def test_page_a_long_entry_after_switching_project(
     viewer: RunningViewer, page: Any, screenshot_dir: Path
 ) -> None:
     page.goto(viewer.url)
-    page.locator("#results li").first.wait_for()
+    _settle(page)
     _select(page, "#project", "bigproj")
+    _settle(page)
     page.wait_for_function(
         "() => [...document.querySelectorAll('#results li')]"
         f".every(li => !li.textContent.includes('{MARKER}'))"
     )
     page.locator("#results li:has(.tag:text-is('tool_result')) button.head").first.click()
+    _settle(page)
     page.locator("#view-entry:not([hidden])").wait_for()
     first_range = page.inner_text("#entry-range")
     first_text = page.inner_text("#entry-text")
     assert first_range.startswith("characters 0\u2013") and page.is_disabled("#entry-prev")
     page.click("#entry-next")
+    _settle(page)
     page.wait_for_function(
         f"() => document.getElementById('entry-range').textContent !== {json.dumps(first_range)}"
     )
     assert not page.is_disabled("#entry-prev")
     assert page.inner_text("#entry-text") != first_text
     page.click("#entry-prev")
+    _settle(page)
     page.wait_for_function(
         f"() => document.getElementById('entry-range').textContent === {json.dumps(first_range)}"
     )
@@ -145,17 +160,21 @@ def test_page_a_long_entry_after_switching_project(
 
 def test_around_marks_summaries(viewer: RunningViewer, page: Any, screenshot_dir: Path) -> None:
     page.goto(viewer.url)
-    page.locator("#results li").first.wait_for()
+    _settle(page)
     _select(page, "#project", "treeproj")
+    _settle(page)
     page.fill("#q", "tokenizer")
     page.press("#q", "Enter")
+    _settle(page)
     page.wait_for_function(
         "() => [...document.querySelectorAll('#results li')]"
         ".some(li => li.textContent.includes('compaction summary'))"
     )
     page.locator("#results li.summary button.head").first.click()
+    _settle(page)
     page.locator("#view-entry:not([hidden])").wait_for()
     page.click("#entry-around")
+    _settle(page)
     page.locator("#view-around:not([hidden])").wait_for()
     assert page.locator("#around-list li.hit").count() == 1
     assert page.locator("#around-list li.summary .tag.summary").count() >= 1
@@ -165,9 +184,11 @@ def test_around_marks_summaries(viewer: RunningViewer, page: Any, screenshot_dir
 
 def test_sessions_and_status(viewer: RunningViewer, page: Any, screenshot_dir: Path) -> None:
     page.goto(viewer.url)
-    page.locator("#results li").first.wait_for()
+    _settle(page)
     _select(page, "#project", "All projects")
+    _settle(page)
     page.click("#tabs button[data-view='sessions']")
+    _settle(page)
     page.locator("#sessions-list .session").first.wait_for()
     names = page.locator("#sessions-list h2").all_inner_texts()
     assert any(name.startswith("treeproj") for name in names) and any(
@@ -177,6 +198,7 @@ def test_sessions_and_status(viewer: RunningViewer, page: Any, screenshot_dir: P
     _assert_clean(page)
     page.screenshot(path=str(screenshot_dir / "viewer-sessions.png"))
     page.click("#tabs button[data-view='status']")
+    _settle(page)
     page.locator("#status-list dt").first.wait_for()
     figures = dict(
         zip(
@@ -199,7 +221,7 @@ def test_without_the_token_the_browser_gets_403(viewer: RunningViewer, page: Any
 
 def test_the_csp_stops_script_the_page_did_not_bring(viewer: RunningViewer, page: Any) -> None:
     page.goto(viewer.url)
-    page.locator("#results li").first.wait_for()
+    _settle(page)
     blocked = page.evaluate(
         """() => new Promise((resolve) => {
       document.addEventListener(

@@ -26,7 +26,6 @@ from viewer_kit import (
     RunningViewer,
     build_corpus,
     pimem,
-    pimem_argv,
     running_viewer,
     secret_windows,
 )
@@ -136,7 +135,7 @@ def test_the_token_and_cookie_are_compared_in_constant_time(
     import hmac
 
     from pimem import _view
-    from pimem._cli import _memory, _parser
+    from pimem._memory import Config, Memory
 
     compared: list[tuple[bytes, bytes]] = []
     constant_time = hmac.compare_digest
@@ -146,8 +145,14 @@ def test_the_token_and_cookie_are_compared_in_constant_time(
         return constant_time(left, right)
 
     monkeypatch.setattr(_view.hmac, "compare_digest", recording)
-    options = _parser().parse_args([*pimem_argv(corpus, PLANTED_CWD)[3:], "view"])
-    server = _view.ViewServer(_view.Viewer(_memory(options)), log=io.StringIO())
+    config = Config(
+        state_dir=str(corpus / "state"),
+        agent_dir=str(corpus / "journals" / "agent"),
+        home=HOME,
+        cwd=PLANTED_CWD,
+        index_path=str(corpus / "state" / "in-process.sqlite"),
+    )
+    server = _view.ViewServer(_view.Viewer(Memory(config)), log=io.StringIO())
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -222,11 +222,15 @@ async function statusView() {
 
 // -- wiring -----------------------------------------------------------------------------------
 
+/** Runs a user action; <body aria-busy> while it runs, so a test (or a screen reader) can wait. */
 function guarded(action) {
   return (event) => {
     if (event && event.preventDefault) event.preventDefault();
     showError(null);
-    action().catch(showError);
+    document.body.setAttribute("aria-busy", "true");
+    action()
+      .catch(showError)
+      .finally(() => document.body.removeAttribute("aria-busy"));
   };
 }
 
