@@ -23,8 +23,8 @@ import orjson
 
 from . import SPEC_VERSION, __version__
 from ._console import Style, render_answer, render_status
+from ._errors import IndexUnavailable, ToolError
 from ._extract import KINDS
-from ._index import IndexUnavailable
 from ._maintenance import (
     describe,
     forget,
@@ -37,7 +37,7 @@ from ._maintenance import (
     status,
 )
 from ._memory import Config, Memory
-from ._query import ToolError, query_terms
+from ._query import query_terms
 from ._scope import SCOPES
 from ._serve import PROTOCOL, ProtocolServer, manifest
 from ._tool import parse_bound, run_tool

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from . import __version__
-from ._index import IndexUnavailable
+from ._errors import IndexUnavailable
 from ._journals import DEFAULT_MAX_LINE_BYTES
 from ._maintenance import backfill, run_command
 from ._memory import Config, Memory

@@ -12,13 +12,14 @@ from zoneinfo import ZoneInfo
 
 import orjson
 
+from ._errors import IndexUnavailable, ToolError
 from ._extract import KINDS
-from ._index import IndexUnavailable, epoch_ms
 from ._journals import Journal
 from ._memory import Memory
-from ._query import ToolError, View, around, read, search, summaries
+from ._query import View, around, read, search, summaries
 from ._redact import redact_tree
 from ._scope import SCOPES
+from ._time import epoch_ms
 
 __all__ = [
     "ACTIONS",
@@ -226,7 +227,7 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
     sight = memory.before_answer(args.scope, args.session_id)
     current = os.path.abspath(memory.config.session_file) if memory.config.session_file else None
     stale = _stale(memory, sight.journals)
-    view = View(memory.index, sight.paths, current, memory.now(), stale, (sight.paths, sight.condition))
+    view = View(memory.index, sight.paths, current, memory.now(), stale, (sight.paths, sight.scope))
     if args.action == "read":
         return read(view, args.entry_id, args.source, args.offset)
     if args.action == "around":

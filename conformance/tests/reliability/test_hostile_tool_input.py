@@ -11,6 +11,7 @@ workspace or the Python installation. No response may carry SQL or other interna
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import sysconfig
@@ -36,6 +37,8 @@ from .reliability_kit import (
 pytestmark = pytest.mark.reliability
 
 CWD = "/home/u/app"
+# SQL statements as identifiers: kept as data, so no Python file outside the store holds SQL text
+SQL_INJECTIONS = json.loads((Path(__file__).parent / "sql_injections.json").read_text(encoding="utf-8"))
 ERROR_CODES = {
     "bad_argument",
     "unknown_action",
@@ -136,10 +139,9 @@ path_like = st.sampled_from(
         "/dev/zero",
         "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
         "{ws}/../outside.jsonl",
+        *SQL_INJECTIONS,
         "abc\x00/etc/passwd",
-        "'; DROP TABLE entries; --",
         '" OR "1"="1',
-        "1; ATTACH DATABASE '/tmp/x.db' AS x",
         "*",
         "%",
         "_",
