@@ -1,8 +1,13 @@
-"""Fixtures every test folder shares: a real Chromium, driven by Playwright, for the browser tests.
+"""Settings and fixtures every test folder shares.
 
-Debian's `chromium` is used (never `playwright install`, whose download server is unreachable);
-when it is missing and the tests run as root, it is installed with apt. Where it cannot be had,
-the browser tests skip with the reason, except under CI=true, where that is a failure.
+Hypothesis is derandomized by default, so that a green `./dev test` says the same on every run;
+`PIMEM_SLOW=1` or `PIMEM_STATEFUL=long` explores with fresh random examples instead, and prints a
+reproduction blob for each failure it finds (pin it as `@example`).
+
+The browser tests get a real Chromium driven by Playwright: Debian's `chromium` (never
+`playwright install`, whose download server is unreachable); when it is missing and the tests run
+as root, it is installed with apt. Where it cannot be had, the browser tests skip with the
+reason, except under CI=true, where that is a failure.
 """
 
 from __future__ import annotations
@@ -15,6 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+EXPLORING = os.environ.get("PIMEM_SLOW") == "1" or os.environ.get("PIMEM_STATEFUL") == "long"
+
+settings.register_profile("pimem-ci", derandomize=True, database=None)
+settings.register_profile("pimem-explore", derandomize=False, database=None, print_blob=True)
+settings.load_profile("pimem-explore" if EXPLORING else "pimem-ci")
 
 REPO = Path(__file__).resolve().parent
 SCREENSHOTS = REPO / ".cache" / "screenshots"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 from pimem import (
+    _echo,
     _errors,
     _extract,
     _forget,
@@ -456,6 +458,25 @@ def _errors_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         _errors.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
     )
+    monkeypatch.setattr(_echo, "redact", lambda text: text)  # the echo of a value is not redacted either
+
+
+def _huge_numbers_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a number past what a 64-bit integer holds is taken as the nearest bound instead of refused
+    def clamped(original: Callable[[str, Any], int]) -> Callable[[str, Any], int]:
+        def integer(name: str, value: Any) -> int:
+            if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) >= 2**63:
+                low, high, _default = _tool._INTEGERS[name]
+                value = low if value < 0 or high is None else high
+            return original(name, value)
+
+        return integer
+
+    _wrap(monkeypatch, _tool, "_integer", clamped)
+
+
+def _echo_uncapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_tool, "echo", lambda value, limit=60: json.dumps(value, default=str))
 
 
 # ---- summaries ----------------------------------------------------------------------------------
@@ -877,6 +898,20 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-002"),
         _errors_not_redacted,
+    ),
+    Broken(
+        "huge-numbers-clamped",
+        "an integer parameter beyond 64 bits is taken as its nearest bound instead of refused",
+        ("tool",),
+        _ids("JM-TOOL-110"),
+        _huge_numbers_clamped,
+    ),
+    Broken(
+        "echo-uncapped",
+        "error messages echo caller values in full, however long",
+        ("tool",),
+        _ids("JM-TOOL-111"),
+        _echo_uncapped,
     ),
     Broken(
         "outputs-not-redacted",

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ._echo import echo
 from ._errors import IndexUnavailable, ToolError
 from ._index import BULK_BYTES, Index, preparing
 from ._journals import Journal, parse_line
@@ -365,7 +366,7 @@ def _dispatch(memory: Memory, words: list[str]) -> dict[str, Any]:
     }
     command = commands.get(tuple(words))
     if command is None:
-        raise ToolError("bad_argument", f'unknown /memory command "{" ".join(words)}"; {_USAGE}')
+        raise ToolError("bad_argument", f"unknown /memory command {echo(' '.join(words))}; {_USAGE}")
     return command()
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ._echo import echo
 from ._errors import ToolError
 from ._extract import Extracted, extract
 from ._index import Index
@@ -389,7 +390,7 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
     if offset > len(text):
         raise ToolError(
             "bad_offset",
-            f"offset {offset} is past the end of entry {row.entry_id} ({len(text)} characters); "
+            f"offset {echo(offset)} is past the end of entry {row.entry_id} ({len(text)} characters); "
             f"use an offset from 0 to {len(text)}, e.g. nextOffset from the previous page",
         )
     end = offset + PAGE_CHARS
