@@ -31,9 +31,15 @@ _JOURNAL = "agent/sessions/--home-u-vault--/corpus.jsonl"
 _CWD = "/home/u/vault"
 _HEADER_TIME = "2026-11-20T09:00:00.000Z"
 _RUN = re.compile(r"[^\W_]+")
-# The words of a `[REDACTED:<class>]` marker, which may stand where a secret was.
-_MARKER_WORDS = {"redacted", "assignment", "auth", "header", "token", "aws", "secret", "jwt", "private"}
-_MARKER_WORDS |= {"key", "url", "userinfo", "curl", "user", "connection", "string"}
+# The words of a `[REDACTED:<class>]` marker, which may stand where a secret was: markers name
+# the rule that caught the secret, so every class the corpus expects.
+_MARKER_WORDS = {"redacted"} | {
+    word
+    for secret in secrets_corpus.load().secrets
+    for marker in secret.classes
+    for word in re.split(r"[^a-z0-9]+", marker)
+    if word
+}
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,7 @@ class _Item:
     kind: str
     value: str  # the secret, or the look-alike's value
     context: str
+    public_prefix: str = ""  # the literal start of a secret's format (`ghp_`): not secret
 
 
 def _runs(text: str) -> set[str]:
@@ -55,7 +62,7 @@ def _marker(number: int) -> str:
 
 def _line(number: int, item: _Item, parent: str | None) -> dict[str, Any]:
     entry_id = f"c{number:07d}"
-    text = f"{item.context}\nnote {_marker(number)}"
+    text = f"note {_marker(number)}\n{item.context}"  # first: a key block cut off runs to the end
     stamp = f"2026-11-21T{10 + number // 3600 % 10:02d}:{number // 60 % 60:02d}:{number % 60:02d}.000Z"
     message: dict[str, Any]
     carrier = number % 4
@@ -87,13 +94,14 @@ def _line(number: int, item: _Item, parent: str | None) -> dict[str, Any]:
 def _leak_windows(item: _Item) -> list[str]:
     """The secret's windows that nothing else in its entry holds (so finding one is a leak)."""
     rest = item.context.replace(item.value, " ")
-    return sorted(window for window in secrets_corpus.windows(item.value) if window not in rest)
+    windows = secrets_corpus.windows(item.value, skip=len(item.public_prefix))
+    return sorted(window for window in windows if window not in rest)
 
 
 def _secret_terms(item: _Item) -> str:
     """A query of the secret's own runs: those its entry holds nowhere else, and no marker word."""
     innocent = _runs(item.context.replace(item.value, " ")) | _MARKER_WORDS | {"note"}
-    return " ".join(sorted(_runs(item.value) - innocent))
+    return " ".join(sorted(_runs(item.value[len(item.public_prefix) :]) - innocent))
 
 
 def _steps(items: list[_Item], first: int, secret: bool) -> tuple[list[dict[str, Any]], list[str]]:
@@ -169,7 +177,7 @@ def corpus_cases() -> list[Case]:
     groups: dict[tuple[bool, str], list[_Item]] = {}
     for secret in corpus.secrets:
         groups.setdefault((True, secret.kind), []).append(
-            _Item(secret.id, secret.kind, secret.secret, secret.context)
+            _Item(secret.id, secret.kind, secret.secret, secret.context, secret.public_prefix)
         )
         _KINDS[secret.id] = ("secret", secret.kind)
     for lookalike in corpus.lookalikes:
