@@ -14,6 +14,7 @@ from pimem._serve import ProtocolServer
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._cases import Case, load_cases
 from pimem_conformance._connector import InProcessConnector
+from pimem_conformance._corpus_cases import CORPUS_CASE_PREFIX, LOOKALIKE_REQUIREMENT, SECRET_REQUIREMENT
 from pimem_conformance._runner import run_cases
 from pimem_conformance._schemas import load_schemas
 
@@ -31,6 +32,17 @@ def reference_outcomes() -> Outcomes:
     return _run(ProtocolServer, load_cases())
 
 
+CORPUS_REQUIREMENTS = frozenset({SECRET_REQUIREMENT, LOOKALIKE_REQUIREMENT})
+
+
+def _runs(broken: Broken, case: Case) -> bool:
+    """Whether a broken implementation runs a case: those of its areas, and the corpus cases (2,000
+    secrets planted through the protocol) only for one that breaks the corpus' own requirements."""
+    if case.id.startswith(CORPUS_CASE_PREFIX):
+        return bool(broken.violates & CORPUS_REQUIREMENTS)
+    return case.area in broken.areas
+
+
 @pytest.fixture(scope="module")
 def broken_outcomes() -> Callable[[Broken], Outcomes]:
     """Outcomes of one broken implementation over its areas' cases (computed once)."""
@@ -40,7 +52,7 @@ def broken_outcomes() -> Callable[[Broken], Outcomes]:
         if broken.name not in cache:
             with pytest.MonkeyPatch.context() as monkeypatch:
                 broken.patch(monkeypatch)
-                cache[broken.name] = _run(broken.server, [c for c in load_cases() if c.area in broken.areas])
+                cache[broken.name] = _run(broken.server, [c for c in load_cases() if _runs(broken, c)])
         return cache[broken.name]
 
     return outcomes
