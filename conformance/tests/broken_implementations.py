@@ -562,6 +562,11 @@ def _blind_after_json_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_redact_rules, "_escape_ends_at", lambda text, position: False)
 
 
+def _user_patterns_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The settings are read, but neither the user's patterns nor the allowlist reach the redactor.
+    monkeypatch.setattr(_redact, "_apply_policy", lambda text, found: found)
+
+
 def _outputs_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_tool, "redact_tree", lambda value: value)
 
@@ -1118,6 +1123,13 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-040"),
         _blind_after_json_escapes,
+    ),
+    Broken(
+        "user-patterns-ignored",
+        "the user's own secret formats (redact_patterns) are not masked",
+        ("redaction",),
+        _ids("JM-REDACT-042"),
+        _user_patterns_ignored,
     ),
     Broken(
         "redaction-windows-without-overlap",

@@ -142,7 +142,7 @@ class MemoryClient {
     this.launches += 1;
     // Every caller of ready() has observed a Pi context first.
     const session = /** @type {import("./lib/workspace.js").PiSession} */ (this.session);
-    const settings = await readUserSettings(session.agentDir);
+    const settings = await readUserSettings(session.agentDir, session.cwd);
     /** @type {ServerConnection} */
     let connection;
     try {
@@ -166,7 +166,11 @@ class MemoryClient {
         instance: INSTANCE,
         workspace: openWorkspace(session, flatSessionDirs(session, settings.sessionDir, this.env)),
         clock: currentClock(),
-        settings: { allow_global: settings.memory.allowGlobal },
+        settings: {
+          allow_global: settings.memory.allowGlobal,
+          redact_patterns: settings.memory.redactPatterns,
+          redact_allow: settings.memory.redactAllow,
+        },
       });
       await connection.request({ cmd: "event", instance: INSTANCE, name: "session_start", data: this.sessionStartData() });
     } catch (error) {
@@ -253,7 +257,7 @@ class MemoryClient {
   async openViewer(hasUI) {
     const notify = /** @type {(message: string, level: NotifyLevel) => void} */ (this.notify);
     const session = /** @type {import("./lib/workspace.js").PiSession} */ (this.session);
-    const settings = await readUserSettings(session.agentDir);
+    const settings = await readUserSettings(session.agentDir, session.cwd);
     const open = hasUI && canOpenBrowser(this.env);
     const argv = viewerArgv(
       pimemCommand(this.env, settings.memory),

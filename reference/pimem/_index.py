@@ -19,12 +19,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ._extract import WITHHELD, context_edit, extract, sensitive_call_ids
 from ._journals import Journal, parse_line, read_chunk, read_header, read_line_at
-from ._redact import redact_many
+from ._redact import Policy, redact_many, redaction_policy
 from ._store import FileState, IndexedJournal, Line, Store
 from ._time import DAY_MS, MAX_MS, canonical_shape, epoch_ms
 
@@ -51,6 +51,7 @@ class _Task:
     start: int
     max_line_bytes: int
     withheld: frozenset[str]  # sensitive call ids the index knows of
+    redaction: Policy = field(default_factory=Policy)  # the user's own patterns and allowlist
 
 
 @dataclass
@@ -123,7 +124,8 @@ def prepare(task: _Task) -> _Prepared:
             line = line._replace(edit_target=edit.target_id, replaced=edit.replaced)
         found.lines.append(line)
     # redacted together: one scan per keyword for a batch of short texts
-    redacted = iter(redact_many(texts))
+    with redaction_policy(task.redaction):
+        redacted = iter(redact_many(texts))
     found.lines = [line._replace(text=next(redacted)) if line.kind else line for line in found.lines]
     if chunk.lines:
         offset, raw = chunk.lines[-1]
@@ -202,9 +204,10 @@ class _Pass:
 class Index:
     """One connection to `<state_dir>/index.sqlite`; each thread opens its own."""
 
-    def __init__(self, path: str, max_line_bytes: int) -> None:
+    def __init__(self, path: str, max_line_bytes: int, redaction: Policy | None = None) -> None:
         self.path = path
         self.max_line_bytes = max_line_bytes
+        self.redaction = redaction or Policy()
         self._known: dict[str, tuple[int, int, int]] | None = None
         self._version = -1
         self.reads = 0  # moves whenever `known` changes (its answer may have changed since)
@@ -335,7 +338,13 @@ class Index:
             work.added = 0
 
     def _submit(self, work: _Pass, pool: Executor) -> Future[_Prepared]:
-        task = _Task(work.journal.path, work.state.cursor, self.max_line_bytes, frozenset(work.withheld))
+        task = _Task(
+            work.journal.path,
+            work.state.cursor,
+            self.max_line_bytes,
+            frozenset(work.withheld),
+            self.redaction,
+        )
         return pool.submit(prepare, task)
 
     def _begin(self, journal: Journal, verify: bool) -> _Pass | None:

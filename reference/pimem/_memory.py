@@ -19,6 +19,7 @@ from ._forget import ForgetList
 from ._index import Index
 from ._journals import DEFAULT_MAX_LINE_BYTES, Catalog, Discovery, Journal, read_header
 from ._query import scope_of
+from ._redact import Policy
 from ._scope import scoped_journals
 from ._store import Scope
 
@@ -59,6 +60,7 @@ class Config:
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     tz: str = "UTC"
     index_path: str | None = None
+    redaction: Policy = field(default_factory=Policy)  # the user's own patterns and allowlist
 
 
 class Memory:
@@ -87,7 +89,7 @@ class Memory:
 
     def open_index(self) -> Index:
         """A new connection (each thread uses its own)."""
-        return Index(self.index_path, self.config.max_line_bytes)
+        return Index(self.index_path, self.config.max_line_bytes, self.config.redaction)
 
     @property
     def index(self) -> Index:

@@ -23,7 +23,7 @@ from ._errors import ToolError
 from ._extract import Extracted, extract
 from ._index import Index
 from ._journals import parse_line, read_line_at
-from ._redact import redact, redact_slices
+from ._redact import Policy, current_policy, redact, redact_slices
 from ._store import EntryRow, Filters, Scope
 from ._time import DAY_MS
 
@@ -147,16 +147,18 @@ def _load(view: View, row: EntryRow) -> Extracted | None:
     return extract(obj, view.index.store.withheld(row.file_id))
 
 
-_redacted: OrderedDict[str, str] = OrderedDict()  # text → redacted, most recently used last
+# (policy, text) → redacted, most recently used last: the user's patterns change what is masked
+_redacted: OrderedDict[tuple[Policy, str], str] = OrderedDict()
 
 
 def _redact_cached(text: str) -> str:
     """Redaction of a whole text, remembered for a while so paging through a long entry is cheap."""
-    if text in _redacted:
-        _redacted.move_to_end(text)
-        return _redacted[text]
-    _redacted[text] = redacted = redact(text)
-    while sum(map(len, _redacted)) > _CACHED_CHARS and len(_redacted) > 1:
+    key = (current_policy(), text)
+    if key in _redacted:
+        _redacted.move_to_end(key)
+        return _redacted[key]
+    _redacted[key] = redacted = redact(text)
+    while sum(len(cached) for _, cached in _redacted) > _CACHED_CHARS and len(_redacted) > 1:
         _redacted.popitem(last=False)
     return redacted
 

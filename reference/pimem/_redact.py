@@ -18,6 +18,9 @@ import bisect
 import functools
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from ._redact_rules import RULES, SEPARATOR, Rule
@@ -29,7 +32,16 @@ try:
 except ImportError:  # pragma: no cover - every supported platform has a wheel
     re2 = None
 
-__all__ = ["redact", "redact_many", "redact_slices", "redact_tree"]
+__all__ = [
+    "Policy",
+    "current_policy",
+    "from_pi_settings",
+    "redact",
+    "redact_many",
+    "redact_slices",
+    "redact_tree",
+    "redaction_policy",
+]
 
 _SLICE_CHARS = 1 << 20
 _OVERLAP_CHARS = 1 << 16
@@ -117,6 +129,128 @@ class _Keywords:
         return hits
 
 
+_MARKER_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a user adds to the table: their own formats to mask (`memory.redact.patterns`, from the
+    user's or a project's settings) and values never to mask (`memory.redact.allow`, from the
+    user's own settings only: a project file must not weaken redaction). Plain strings, so it
+    travels to worker processes."""
+
+    patterns: tuple[tuple[str, str], ...] = ()  # (marker name, regular expression)
+    allow: tuple[str, ...] = ()  # literal values
+    allow_patterns: tuple[str, ...] = ()  # regular expressions a value must match whole
+
+    @classmethod
+    def from_settings(cls, patterns: Any, allow: Any) -> Policy:
+        """The policy of the protocol's `redact_patterns` and `redact_allow` settings; ValueError
+        says what was wrong and what is right."""
+        example = '[{"name": "acme-token", "pattern": "acme_[A-Za-z0-9]{32}"}]'
+        found: list[tuple[str, str]] = []
+        for item in patterns or []:
+            if not isinstance(item, dict) or not isinstance(item.get("pattern"), str):
+                raise ValueError(f"redact_patterns: each item is an object with a pattern, e.g. {example}")
+            name = item.get("name", "user-pattern")
+            if not isinstance(name, str) or not _MARKER_NAME.fullmatch(name):
+                raise ValueError(
+                    f"redact_patterns: a name is lower-case letters, digits and '-', e.g. {example}"
+                )
+            _compile_user(item["pattern"], "redact_patterns")
+            found.append((name, item["pattern"]))
+        literals: list[str] = []
+        regexes: list[str] = []
+        for item in allow or []:
+            if isinstance(item, str):
+                literals.append(item)
+            elif isinstance(item, dict) and isinstance(item.get("pattern"), str):
+                _compile_user(item["pattern"], "redact_allow")
+                regexes.append(item["pattern"])
+            else:
+                raise ValueError('redact_allow: each item is a literal string or {"pattern": "..."}')
+        return cls(tuple(found), tuple(literals), tuple(regexes))
+
+
+def from_pi_settings(user: Any, project: Any) -> Policy:
+    """The policy of Pi's settings files: `memory.redact.patterns` from the user's
+    (`<agentDir>/settings.json`) and the project's (`.pi/settings.json`), `memory.redact.allow`
+    from the user's only, since a project file comes with the repository and must not weaken
+    redaction. Malformed items raise ValueError (see Policy.from_settings)."""
+
+    def redact_settings(settings: Any) -> dict[str, Any]:
+        memory = settings.get("memory") if isinstance(settings, dict) else None
+        found = memory.get("redact") if isinstance(memory, dict) else None
+        return found if isinstance(found, dict) else {}
+
+    mine, theirs = redact_settings(user), redact_settings(project)
+    patterns = [*(mine.get("patterns") or []), *(theirs.get("patterns") or [])]
+    return Policy.from_settings(patterns, mine.get("allow"))
+
+
+def _compile_user(pattern: str, setting: str) -> re.Pattern[str]:
+    try:
+        compiled = re.compile(pattern)
+    except re.error as error:
+        raise ValueError(f"{setting}: {pattern!r} is not a regular expression ({error})") from None
+    if compiled.match(""):
+        raise ValueError(f"{setting}: {pattern!r} matches the empty string")
+    return compiled
+
+
+_NO_POLICY = Policy()
+_POLICY: ContextVar[Policy] = ContextVar("redaction_policy", default=_NO_POLICY)
+
+
+def current_policy() -> Policy:
+    return _POLICY.get()
+
+
+@contextmanager
+def redaction_policy(policy: Policy) -> Iterator[None]:
+    """Redact with `policy` within the block (a tool call, a batch being prepared)."""
+    token = _POLICY.set(policy)
+    try:
+        yield
+    finally:
+        _POLICY.reset(token)
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(
+    policy: Policy,
+) -> tuple[tuple[re.Pattern[str], ...], frozenset[str], tuple[re.Pattern[str], ...]]:
+    return (
+        tuple(re.compile(pattern) for _, pattern in policy.patterns),
+        frozenset(policy.allow),
+        tuple(re.compile(pattern) for pattern in policy.allow_patterns),
+    )
+
+
+def _apply_policy(text: str, found: list[Found]) -> list[Found]:
+    """The user's own patterns added to the spans, and the spans the user allows taken out."""
+    policy = _POLICY.get()
+    if policy == _NO_POLICY:
+        return found
+    patterns, allow, allow_patterns = _compiled(policy)
+    for index, pattern in enumerate(patterns):
+        found.extend(
+            (m.start(), m.end(), len(RULES) + index) for m in pattern.finditer(text) if m.end() > m.start()
+        )
+    if allow or allow_patterns:
+        found = [
+            (start, end, priority)
+            for start, end, priority in found
+            if text[start:end] not in allow and not any(p.fullmatch(text, start, end) for p in allow_patterns)
+        ]
+    return found
+
+
+def _names() -> tuple[str, ...]:
+    policy = _POLICY.get()
+    return _NAMES + tuple(name for name, _ in policy.patterns) if policy.patterns else _NAMES
+
+
 _KEYWORDS = _Keywords(RULES)
 _WHOLE = tuple((priority, rule) for priority, rule in enumerate(RULES) if rule.whole)
 _FINDERS = tuple(rule.find for rule in RULES)
@@ -170,7 +304,8 @@ def _merge(found: list[Found]) -> list[Span]:
             last[2] = min(last[2], priority)
         else:
             merged.append([start, end, priority])
-    return [(start, end, _NAMES[priority]) for start, end, priority in merged]
+    names = _names()
+    return [(start, end, names[priority]) for start, end, priority in merged]
 
 
 def _windows(text: str) -> Iterator[tuple[int, str]]:
@@ -188,7 +323,7 @@ def _spans(text: str) -> list[Span]:
     for offset, window in _windows(text):
         found.extend(_rule_spans(window, offset, whole=False))
     found.extend(_rule_spans(text, 0, whole=True))
-    return _merge(_outside_markers(text, found))
+    return _merge(_outside_markers(text, _apply_policy(text, found)))
 
 
 def _render(text: str, spans: list[Span], start: int, end: int) -> str:
@@ -265,9 +400,8 @@ def redact_slices(pieces: list[tuple[str, int, int]]) -> list[str]:
     joined = _SEPARATOR.join(
         text[low:high] for (text, _, _), (low, high) in zip(pieces, windows, strict=True)
     )
-    spans = _merge(
-        _outside_markers(joined, [*_rule_spans(joined, 0, whole=False), *_rule_spans(joined, 0, whole=True)])
-    )
+    found = [*_rule_spans(joined, 0, whole=False), *_rule_spans(joined, 0, whole=True)]
+    spans = _merge(_outside_markers(joined, _apply_policy(joined, found)))
     done = []
     offset = 0
     for (text, start, end), (low, high) in zip(pieces, windows, strict=True):

@@ -24,6 +24,7 @@ from ._errors import AdapterError, IndexUnavailable, protocol_answer
 from ._journals import DEFAULT_MAX_LINE_BYTES
 from ._maintenance import backfill, run_command
 from ._memory import Config, Memory
+from ._redact import Policy, redaction_policy
 from ._tool import DESCRIPTION, LABEL, PARAMETERS, TOOL_NAME, run_tool
 
 __all__ = ["PROFILES", "ProtocolServer", "decode_request", "encode_response", "manifest"]
@@ -146,6 +147,15 @@ class _Instance:
                 print(f"pimem: index unavailable: {error}", file=sys.stderr)
 
 
+def _redaction(settings: dict[str, Any]) -> Policy:
+    """The user's redaction additions from `open`'s settings (the host read them from the user's and
+    the project's files; only the user's allowlist)."""
+    try:
+        return Policy.from_settings(settings.get("redact_patterns"), settings.get("redact_allow"))
+    except ValueError as error:
+        raise AdapterError(str(error)) from None
+
+
 class ProtocolServer:
     """One adapter: any number of named instances, each with its own clock and backfill."""
 
@@ -194,7 +204,8 @@ class ProtocolServer:
         if command == "command":
             if request.get("name") != "memory":
                 raise AdapterError(f"unknown command {echo(request.get('name'))}")
-            return run_command(instance.memory, str(request.get("args") or ""))
+            with redaction_policy(instance.memory.config.redaction):
+                return run_command(instance.memory, str(request.get("args") or ""))
         if command == "idle":
             instance.wait()
             return {}
@@ -224,6 +235,7 @@ class ProtocolServer:
             lease_seconds=int(settings.get("lease_seconds", 120)),
             max_line_bytes=int(settings.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)),
             tz=clock["tz"],
+            redaction=_redaction(settings),
         )
         self.instances[name] = _Instance(name, Memory(config, _moment(clock["now"])))
         return {"instance": name}

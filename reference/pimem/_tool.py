@@ -15,7 +15,7 @@ from ._extract import KINDS
 from ._journals import Journal
 from ._memory import Memory
 from ._query import View, around, read, search, summaries
-from ._redact import redact_tree
+from ._redact import redact_tree, redaction_policy
 from ._scope import SCOPES
 from ._time import epoch_ms
 
@@ -242,11 +242,12 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
 
 def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:
     """What the tool returns to Pi: {content, details}, or {error: {code, message}}."""
-    try:
-        args = validate(arguments, memory.config.tz)
-        details = redact_tree(_answer(memory, args))
-    except (ToolError, IndexUnavailable) as error:
-        return protocol_answer(error)
+    with redaction_policy(memory.config.redaction):  # the user's own patterns on every output
+        try:
+            args = validate(arguments, memory.config.tz)
+            details = redact_tree(_answer(memory, args))
+        except (ToolError, IndexUnavailable) as error:
+            return protocol_answer(error)
     return {"content": [{"type": "text", "text": render(details)}], "details": details}
 
 

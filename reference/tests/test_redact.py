@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from pimem import _redact
-from pimem._redact import redact, redact_many, redact_slices, redact_tree
+from pimem._redact import (
+    Policy,
+    from_pi_settings,
+    redact,
+    redact_many,
+    redact_slices,
+    redact_tree,
+    redaction_policy,
+)
 from pimem_conformance import secrets_corpus
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -200,3 +209,69 @@ def test_redacting_a_redacted_text_changes_nothing() -> None:
 def test_the_marker_names_the_most_specific_rule(text: str, marker: str) -> None:
     assert redact(text).count("[REDACTED:") == 1
     assert f"[REDACTED:{marker}]" in redact(text)
+
+
+ACME = "acme_Q7mR2vK9xT4pL8wN3bC6hF1jD5gS0yA2"
+USER_POLICY = Policy.from_settings(
+    [{"name": "acme-token", "pattern": "acme_[A-Za-z0-9]{32}"}],
+    ["AKIAIOSFODNN7EXAMPLE", {"pattern": "ghp_0{36}"}],
+)
+
+
+def test_a_users_pattern_is_masked_under_its_own_name_everywhere() -> None:
+    text = f"deploy {ACME} now"
+    assert redact(text) == text  # no public rule knows it
+    with redaction_policy(USER_POLICY):
+        assert redact(text) == "deploy [REDACTED:acme-token] now"
+        assert redact_many([text, "x"]) == ["deploy [REDACTED:acme-token] now", "x"]
+        assert redact_slices([(text, 0, 12)]) == ["deploy [REDACTED:acme-token]"]
+        assert redact(redact(text)) == redact(text)
+    assert redact(text) == text  # only within the block
+
+
+def test_the_allowlist_spares_exactly_its_values() -> None:
+    text = "docs AKIAIOSFODNN7EXAMPLE prod AKIAZ7QWERTY2XCVBN5M zero ghp_" + "0" * 36
+    with redaction_policy(USER_POLICY):
+        out = redact(text)
+    assert "AKIAIOSFODNN7EXAMPLE" in out and "ghp_" + "0" * 36 in out
+    assert "AKIAZ7QWERTY2XCVBN5M" not in out and "[REDACTED:aws-access-token]" in out
+
+
+def test_a_project_file_adds_patterns_but_never_allows() -> None:
+    user = {
+        "memory": {
+            "redact": {"patterns": [{"name": "mine", "pattern": "mine_[0-9]{12}"}], "allow": ["keep-me-1"]}
+        }
+    }
+    project = {
+        "memory": {
+            "redact": {
+                "patterns": [{"name": "theirs", "pattern": "theirs_[0-9]{12}"}],
+                "allow": ["AKIAZ7QWERTY2XCVBN5M"],
+            }
+        }
+    }
+    policy = from_pi_settings(user, project)
+    assert [name for name, _ in policy.patterns] == ["mine", "theirs"]
+    assert policy.allow == ("keep-me-1",)
+    with redaction_policy(policy):
+        assert (
+            redact("AKIAZ7QWERTY2XCVBN5M theirs_123456789012")
+            == "[REDACTED:aws-access-token] [REDACTED:theirs]"
+        )
+    assert from_pi_settings({}, project).allow == ()
+
+
+@pytest.mark.parametrize(
+    ("patterns", "allow", "message"),
+    [
+        ([{"pattern": "("}], [], "is not a regular expression"),
+        ([{"pattern": "x*"}], [], "matches the empty string"),
+        ([{"name": "Bad Name", "pattern": "x+"}], [], "a name is lower-case"),
+        (["acme_.*"], [], "each item is an object with a pattern"),
+        ([], [3], "a literal string or"),
+    ],
+)
+def test_malformed_settings_say_what_is_wrong(patterns: Any, allow: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Policy.from_settings(patterns, allow)

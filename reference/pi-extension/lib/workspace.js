@@ -19,8 +19,9 @@ import { fileURLToPath } from "node:url";
  */
 
 /**
- * The user's memory settings, from the `memory` key of `<agentDir>/settings.json`.
- * @typedef {{allowGlobal: boolean, command: string[] | undefined}} MemorySettings
+ * The user's memory settings, from the `memory` key of `<agentDir>/settings.json`; the redaction
+ * patterns also from the project's `.pi/settings.json`.
+ * @typedef {{allowGlobal: boolean, command: string[] | undefined, redactPatterns: unknown[], redactAllow: unknown[]}} MemorySettings
  */
 
 /** The server command when neither PIMEM_COMMAND nor the `memory.command` setting names one. */
@@ -59,25 +60,52 @@ export function captureSession(ctx, env) {
 }
 
 /**
+ * A settings file as an object ({} when there is none, or one Pi itself would reject).
+ * @param {string} path
+ * @returns {Promise<Record<string, unknown>>}
+ */
+async function readSettingsFile(path) {
+  try {
+    const parsed = JSON.parse(await readFile(path, "utf8"));
+    return parsed && typeof parsed === "object" ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * `memory.redact.<key>` of a settings object, as a list ([] when absent).
+ * @param {Record<string, unknown>} settings
+ * @param {"patterns" | "allow"} key
+ * @returns {unknown[]}
+ */
+function redactList(settings, key) {
+  const memory = /** @type {Record<string, unknown>} */ (settings.memory ?? {});
+  const redact = /** @type {Record<string, unknown>} */ (memory.redact ?? {});
+  const list = redact[key];
+  return Array.isArray(list) ? list : [];
+}
+
+/**
  * Reads `<agentDir>/settings.json`. Only the user's global file counts: a project's
- * `.pi/settings.json` comes with the repository and must not widen what the memory may show.
+ * `.pi/settings.json` comes with the repository and must not widen what the memory may show,
+ * nor weaken redaction. It may only add redaction patterns (`memory.redact.patterns`); the
+ * allowlist (`memory.redact.allow`) is the user's own.
  * @param {string} agentDir
+ * @param {string} [cwd] the project, whose `.pi/settings.json` may add redaction patterns
  * @returns {Promise<{memory: MemorySettings, sessionDir: string | undefined}>}
  */
-export async function readUserSettings(agentDir) {
-  /** @type {Record<string, unknown>} */
-  let settings = {};
-  try {
-    settings = JSON.parse(await readFile(join(agentDir, "settings.json"), "utf8"));
-  } catch {
-    // No settings file (or one Pi itself would reject): every default applies.
-  }
+export async function readUserSettings(agentDir, cwd) {
+  const settings = await readSettingsFile(join(agentDir, "settings.json"));
+  const project = cwd === undefined ? {} : await readSettingsFile(join(cwd, ".pi", "settings.json"));
   const memory = /** @type {Record<string, unknown>} */ (settings.memory ?? {});
   const command = memory.command;
   return {
     memory: {
       allowGlobal: memory.allowGlobal === true,
       command: typeof command === "string" ? [command] : isStringList(command) ? command : undefined,
+      redactPatterns: [...redactList(settings, "patterns"), ...redactList(project, "patterns")],
+      redactAllow: redactList(settings, "allow"),
     },
     sessionDir: typeof settings.sessionDir === "string" ? settings.sessionDir : undefined,
   };

@@ -199,7 +199,7 @@ test("handlers return nothing, and a tool call makes the round trip to the serve
     cwd: join(workdir, "proj"),
     session_file: join(workdir, "agent", "sessions", "--proj--", "s1.jsonl"),
   });
-  assert.deepEqual(open.settings, { allow_global: false });
+  assert.deepEqual(open.settings, { allow_global: false, redact_patterns: [], redact_allow: [] });
   assert.deepEqual(sessionStart.data, {
     reason: "startup",
     session_file: open.workspace.session_file,
@@ -252,7 +252,10 @@ test("only the user's memory.allowGlobal setting reaches the server, never a pro
   writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify({ memory: { allowGlobal: true } }));
   await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
   const opens = serverRequests().filter((record) => record.cmd === "open");
-  assert.deepEqual(opens.map((open) => open.settings), [{ allow_global: false }, { allow_global: true }]);
+  assert.deepEqual(opens.map((open) => open.settings), [
+    { allow_global: false, redact_patterns: [], redact_allow: [] },
+    { allow_global: true, redact_patterns: [], redact_allow: [] },
+  ]);
 });
 
 test("the memory.command setting names the server when PIMEM_COMMAND is unset, and PIMEM_COMMAND wins", async () => {
