@@ -96,36 +96,6 @@ export async function installedRuntime(agentDir) {
 }
 
 /**
- * Runs a command to its end; resolves with its output, rejects with the last lines of it.
- * @param {string} command
- * @param {string[]} args
- * @param {{env?: NodeJS.ProcessEnv, log?: string, timeout?: number}} [options]
- * @returns {Promise<string>}
- */
-function run(command, args, options = {}) {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    const keep = (/** @type {Buffer} */ chunk) => {
-      output = (output + chunk.toString("utf8")).slice(-20000);
-    };
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    const timer = options.timeout ? setTimeout(() => child.kill("SIGKILL"), options.timeout) : undefined;
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once("close", async (code, signal) => {
-      clearTimeout(timer);
-      if (options.log) await writeFile(options.log, `$ ${command} ${args.join(" ")}\n${output}`, { flag: "a" });
-      if (code === 0) resolvePromise(output);
-      else reject(new Error(`${command} ${args[0] ?? ""} failed (${signal ?? `exit ${code}`}): ${output.trim().split("\n").slice(-3).join(" ")}`));
-    });
-  });
-}
-
-/**
  * The first Python >= 3.11 with venv and ensurepip, or undefined.
  * @param {NodeJS.ProcessEnv} env
  */
@@ -181,6 +151,16 @@ async function lockOrWait(lock, agentDir) {
 }
 
 /**
+ * The install itself, as one detached shell process: it outlives a Pi that quits meanwhile (a
+ * `pi -p` run), writes the stamp when pip is done, and always gives the lock back.
+ */
+const INSTALL_SCRIPT = [
+  '"$PYTHON" -m venv "$VENV"',
+  '"$VENV/bin/python" -m pip install --quiet "$PACKAGE"',
+  'printf "%s\\n" "$STAMP" > "$STAMP_FILE.tmp" && mv "$STAMP_FILE.tmp" "$STAMP_FILE"',
+].join(" && ");
+
+/**
  * Installs the runtime (venv, pip install of the shipped package with pinned versions).
  * @param {string} agentDir
  * @param {NodeJS.ProcessEnv} env
@@ -195,22 +175,44 @@ export async function installRuntime(agentDir, env, notify) {
   const lock = join(dir, "install.lock");
   if (!(await lockOrWait(lock, agentDir))) return /** @type {string[]} */ (await installedRuntime(agentDir));
   const log = join(dir, "install.log");
-  try {
-    notify("Memory: installing its Python side in the background (once; about a minute).", "info");
-    await rm(join(dir, "venv"), { recursive: true, force: true });
-    await writeFile(log, `installing ${PACKAGE_ROOT} with ${python}\n`);
-    await run(python, ["-m", "venv", join(dir, "venv")], { env, log });
-    const pip = [join(dir, "venv", "bin", "python"), "-m", "pip"];
-    // PIP_CONSTRAINT also pins what pip's isolated build environment installs (the build backend).
-    const pipEnv = { ...env, PIP_CONSTRAINT: CONSTRAINTS, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_NO_INPUT: "1" };
-    await run(pip[0], [...pip.slice(1), "install", "--quiet", PACKAGE_ROOT], { env: pipEnv, log, timeout: INSTALL_TIMEOUT_MS });
-    await writeFile(join(dir, "installed.json"), `${JSON.stringify({ ...(await wanted()), python }, null, 2)}\n`);
+  const venv = join(dir, "venv");
+  notify("Memory: installing its Python side in the background (once; about a minute).", "info");
+  await rm(venv, { recursive: true, force: true });
+  await writeFile(log, `installing ${PACKAGE_ROOT} with ${python}\n`);
+  const stamp = JSON.stringify({ ...(await wanted()), python });
+  const logFd = openSync(log, "a");
+  const child = spawn("/bin/sh", ["-c", `(${INSTALL_SCRIPT}); status=$?; rm -rf "$LOCK"; exit $status`], {
+    detached: true,
+    stdio: ["ignore", logFd, logFd],
+    env: {
+      ...env,
+      // PIP_CONSTRAINT also pins what pip's isolated build environment installs (the build backend).
+      PIP_CONSTRAINT: CONSTRAINTS,
+      PIP_DISABLE_PIP_VERSION_CHECK: "1",
+      PIP_NO_INPUT: "1",
+      PYTHON: python,
+      VENV: venv,
+      PACKAGE: PACKAGE_ROOT,
+      STAMP: stamp,
+      STAMP_FILE: join(dir, "installed.json"),
+      LOCK: lock,
+    },
+  });
+  closeSync(logFd);
+  if (child.pid) await writeFile(join(lock, "pid"), String(child.pid)); // the lock is the installer's now
+  child.unref(); // Pi may quit before it is done
+  const timer = setTimeout(() => child.pid && process.kill(-child.pid, "SIGKILL"), INSTALL_TIMEOUT_MS);
+  timer.unref();
+  const status = await new Promise((done) => {
+    child.once("error", () => done(-1));
+    child.once("exit", (code) => done(code));
+  });
+  clearTimeout(timer);
+  const installed = await installedRuntime(agentDir);
+  if (status === 0 && installed) {
     notify("Memory: its Python side is installed; memory_context works now.", "info");
-    return [join(dir, "venv", "bin", "pimem")];
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new RuntimeUnavailable(`Memory is off: installing its Python side failed (${reason}); the log is ${log}.`, false);
-  } finally {
-    await rm(lock, { recursive: true, force: true });
+    return installed;
   }
+  const tail = (await readFile(log, "utf8").catch(() => "")).trim().split("\n").slice(-3).join(" ");
+  throw new RuntimeUnavailable(`Memory is off: installing its Python side failed (${tail}); the log is ${log}.`, false);
 }

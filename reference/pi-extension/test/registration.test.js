@@ -13,6 +13,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
@@ -418,6 +419,10 @@ function freshMachinePath(python) {
   const bin = join(workdir, python ? "bin" : "bin-no-python");
   mkdirSync(bin, { recursive: true });
   symlinkSync(process.execPath, join(bin, "node"));
+  for (const tool of ["mv", "rm"]) {  // the installer's shell uses them, as on any machine
+    const found = ["/bin", "/usr/bin"].map((folder) => join(folder, tool)).find((path) => existsSync(path));
+    symlinkSync(/** @type {string} */ (found), join(bin, tool));
+  }
   if (python) symlinkSync(FAKE_PYTHON, join(bin, "python3"));
   delete process.env.PIMEM_COMMAND;
   process.env.PATH = bin;
@@ -520,4 +525,31 @@ test("a failed pip install is told once, with where its log is", async () => {
   await assert.rejects(tools[0].execute("c", { action: "search" }, undefined, undefined, ctx), /unavailable/);
   assert.match(notifications[1].message, /installing its Python side failed .*No matching distribution.*install\.log/);
   assert.equal(notifications.length, 2);
+});
+
+test("a Pi that quits mid-install (a pi -p run) leaves the install to finish by itself", async () => {
+  freshMachinePath(true);
+  process.env.FAKE_PIP_DELAY_MS = "1500";
+  const quitter = `
+    const { default: memoryExtension } = await import(${JSON.stringify(new URL("../index.js", import.meta.url).href)});
+    const handlers = new Map();
+    memoryExtension(new Proxy({}, { get: (_, method) => (...args) => { if (method === "on") handlers.set(args[0], args[1]); } }));
+    const dir = ${JSON.stringify(join(workdir, "agent", "sessions", "--proj--"))};
+    handlers.get("session_start")({ reason: "startup" }, {
+      cwd: ${JSON.stringify(join(workdir, "proj"))}, hasUI: false, ui: { notify() {} },
+      sessionManager: { getSessionFile: () => dir + "/s.jsonl", getSessionDir: () => dir, getCwd: () => "/" },
+    });
+    setTimeout(() => process.exit(0), 700);`;
+  const quit = spawnSync(process.execPath, ["--input-type=module", "-e", quitter], { env: process.env, timeout: 30000 });
+  assert.equal(quit.status, 0, String(quit.stderr));
+  const stamp = join(workdir, "agent", "memory-runtime", "installed.json");
+  assert.equal(existsSync(stamp), false, "Pi quit before pip was done");
+  for (let attempt = 0; attempt < 400 && !existsSync(stamp); attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  assert.ok(existsSync(stamp), "the detached install wrote its stamp");
+  assert.equal(existsSync(join(workdir, "agent", "memory-runtime", "install.lock")), false, "and gave the lock back");
+  const { tools } = load();
+  const result = await tools[0].execute("c", { action: "search", query: "y" }, undefined, undefined, fakeContext().ctx);
+  assert.equal(result.content[0].text, 'fake memory_context {"action":"search","query":"y"}');
 });
