@@ -34,6 +34,7 @@ from pimem_conformance._connector import (
     SubprocessConnector,
     connector_for,
 )
+from pimem_conformance._corpus_cases import CORPUS_CASE_PREFIX, corpus_cases, corpus_tally
 from pimem_conformance._driver import CaseRun, run_case
 from pimem_conformance._expect import (
     MISSING,
@@ -55,6 +56,7 @@ from pimem_conformance._paths import (
 )
 from pimem_conformance._releases import freeze_release
 from pimem_conformance._report import REPORT_SCHEMA_ID
+from pimem_conformance._report_html import badge_svg, badge_text, page_data, render_page
 from pimem_conformance._runner import (
     OUTCOMES,
     Baseline,
@@ -70,6 +72,7 @@ from pimem_conformance._workspace import Workspace, epoch_ns, substitute_workspa
 from pimem_conformance.statemachine import MemoryMachine, machine_settings
 
 __all__ = [
+    "CORPUS_CASE_PREFIX",
     "MISSING",
     "OUTCOMES",
     "PROTOCOL_VERSION",
@@ -100,8 +103,12 @@ __all__ = [
     "SubprocessConnector",
     "Workspace",
     "__version__",
+    "badge_svg",
+    "badge_text",
     "check_expectation",
     "connector_for",
+    "corpus_cases",
+    "corpus_tally",
     "dumps_like_js",
     "epoch_ns",
     "fixtures_dir",
@@ -115,9 +122,11 @@ __all__ = [
     "machine_settings",
     "main",
     "manifest_mismatches",
+    "page_data",
     "parameter_differences",
     "project_root",
     "redacted_text",
+    "render_page",
     "repo_root",
     "resolve_path",
     "response_mismatches",
