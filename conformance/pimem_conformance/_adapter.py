@@ -106,9 +106,15 @@ class Adapter:
             problems = self._schemas.errors(protocol_schema_id(str(cmd), "request"), message)
             if problems:
                 raise ValueError(f"the runner built an invalid {cmd} request: " + "; ".join(problems))
-        response = self.connector.request(message)
+        try:
+            response = self.connector.request(message)
+        except AdapterError as exc:
+            exc.request = message  # what the adapter was left holding
+            raise
         if response.get("seq") != seq:
-            raise AdapterError(f"response to {cmd!r} carries seq {response.get('seq')!r}, expected {seq!r}")
+            raise AdapterError(
+                f"response to {cmd!r} carries seq {response.get('seq')!r}, expected {seq!r}", request=message
+            )
         if response.get("errored") is True:
             if errored_ok:
                 return response
@@ -117,11 +123,14 @@ class Adapter:
             raise AdapterError(
                 f"the adapter reported an error on {cmd!r}: {detail.get('message', context)!r}",
                 traceback=str(detail.get("traceback", "")),
+                request=message,
             )
         if validate:
             problems = self._schemas.errors(protocol_schema_id(str(cmd), "response"), response)
             if problems:
-                raise AdapterError(f"{cmd} response violates the protocol schema: " + "; ".join(problems))
+                raise AdapterError(
+                    f"{cmd} response violates the protocol schema: " + "; ".join(problems), request=message
+                )
         return response
 
     def stop(self) -> None:

@@ -10,7 +10,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["SHARED_JOURNALS_ENV", "fixtures_dir", "repo_root", "shared_journals_dir", "spec_dir"]
+__all__ = [
+    "SHARED_JOURNALS_ENV",
+    "examples_dir",
+    "fixtures_dir",
+    "repo_root",
+    "shared_journals_dir",
+    "spec_dir",
+]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _BUNDLED_DATA = _PACKAGE_DIR / "_data"
@@ -42,6 +49,11 @@ def spec_dir() -> Path:
 def fixtures_dir() -> Path:
     """The `fixtures/` folder: generated journals, scenarios and the manifest."""
     return _data_root() / "fixtures"
+
+
+def examples_dir() -> Path:
+    """The example adapters (`init-adapter` prints them): `conformance/examples/` in a checkout."""
+    return _BUNDLED_DATA / "examples" if _BUNDLED_DATA.is_dir() else _PACKAGE_DIR.parent / "examples"
 
 
 def shared_journals_dir() -> Path | None:

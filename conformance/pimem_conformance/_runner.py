@@ -93,8 +93,9 @@ class CaseResult:
 
 @dataclass
 class RunResult:
-    implementation: Implementation | None
+    implementation: Implementation | None  # None: the next case starts a fresh adapter
     results: list[CaseResult] = field(default_factory=list)
+    handshake: Implementation | None = None  # what the adapter declared the last time it started
     stopped_early: bool = False
     stale_baseline_ids: list[str] = field(default_factory=list)
 
@@ -212,7 +213,7 @@ def _run_one(
 ) -> CaseResult:
     if run.implementation is None:
         try:
-            run.implementation = adapter.restart()
+            run.implementation = run.handshake = adapter.restart()
         except AdapterError as exc:
             return CaseResult(case, "error", run=CaseRun(error=exc))
     if case.profile not in run.implementation.profiles:

@@ -1,0 +1,5 @@
+"""`python -m pimem_conformance` is `pimem-conformance`."""
+
+from pimem_conformance._cli import main
+
+raise SystemExit(main())
