@@ -24,7 +24,7 @@ from pimem_conformance._console import describe_report_line
 from pimem_conformance._coverage import ReferenceCoverage
 from pimem_conformance._lint import LintReport, lint_spec, render_lint
 from pimem_conformance._paths import examples_dir, spec_dir
-from pimem_conformance._releases import freeze_release, release_case_ids
+from pimem_conformance._releases import freeze_release, release_case_ids, scored
 from pimem_conformance._report import (
     XPASS_MESSAGE,
     RunSettings,
@@ -213,6 +213,10 @@ def _run(options: argparse.Namespace) -> int:
         cases = [case for case in cases if case.id in released]
         if later:
             print(f"not scored as of spec {options.as_of} (added later): {len(later)} case(s)")
+    withdrawn = [case.id for case in cases if not scored(case, options.as_of)]
+    cases = [case for case in cases if scored(case, options.as_of)]
+    if withdrawn:
+        print(f"not scored (withdrawn): {', '.join(withdrawn)}")
     if not cases:
         print(f"no case matches (-k {options.pattern!r}, --profile {options.profile})", file=sys.stderr)
         return EXIT_USAGE

@@ -8,6 +8,7 @@ against at least one of them. Only these tests may reach into the reference's in
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import os
@@ -503,6 +504,53 @@ def _tool_field(name: str) -> Patch:
     )
 
 
+def _parameter_bound_widened(registered: dict[str, Any]) -> None:
+    tool = registered["tools"][0]
+    parameters = copy.deepcopy(tool["parameters"])  # the reference's own dict must stay as it is
+    parameters["properties"]["limit"] = {"type": "integer", "minimum": 1}
+    registered["tools"][0] = {**tool, "parameters": parameters}
+
+
+def _details_with(owner: Any, name: str, status: str, extra: dict[str, Any]) -> Patch:
+    """`owner.name`'s details carry `extra` whenever their status is `status`."""
+
+    def patch(monkeypatch: pytest.MonkeyPatch) -> None:
+        def make(original: Any) -> Any:
+            def answer(*args: Any) -> Any:
+                details: dict[str, Any] = original(*args)
+                return {**details, **extra} if details.get("status") == status else details
+
+            return answer
+
+        _wrap(monkeypatch, owner, name, make)
+
+    return patch
+
+
+def _around_without_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def around(*args: Any) -> Any:
+            details: dict[str, Any] = original(*args)
+            return {**details, "candidates": []} if "candidates" in details else details
+
+        return around
+
+    _wrap(monkeypatch, _tool, "around", make)
+
+
+def _unparsable_times_newest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timestamp that does not parse is indexed as the newest moment there is."""
+
+    def make(original: Any) -> Any:
+        def epoch_ms(timestamp: str) -> int | None:
+            ms: int | None = original(timestamp)
+            return _index.MAX_MS if ms is None else ms
+
+        return epoch_ms
+
+    _wrap(monkeypatch, _index, "epoch_ms", make)
+
+
 # ---- commands -----------------------------------------------------------------------------------
 
 
@@ -537,6 +585,19 @@ def _gc_confirm_forgets_current(monkeypatch: pytest.MonkeyPatch) -> None:
         return gc_confirm
 
     _wrap(monkeypatch, _maintenance, "gc_confirm", make)
+
+
+def _index_details_as_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    """index and rebuild answer with status's details, as 0.1.0's table said, not their own."""
+
+    def make(original: Any) -> Any:
+        def index_all(memory: Any, *args: Any, **kwargs: Any) -> Any:
+            original(memory, *args, **kwargs)
+            return _maintenance.run_command(memory, "status")["details"]
+
+        return index_all
+
+    _wrap(monkeypatch, _maintenance, "index_all", make)
 
 
 def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -914,6 +975,41 @@ BROKEN: tuple[Broken, ...] = (
         ("commands",),
         _ids("JM-CMD-011", "JM-CMD-012"),
         _forget_ignored,
+    ),
+    Broken(
+        "parameter-bound-widened",
+        "the manifest's limit parameter has no maximum",
+        ("tool",),
+        _ids("JM-TOOL-020"),
+        _manifest_with(_parameter_bound_widened),
+    ),
+    Broken(
+        "unasked-details-invalid",
+        "a read of an unknown id carries a field details-read does not have",
+        ("tool",),
+        _ids("JM-TOOL-021"),
+        _details_with(_tool, "read", "not_found", {"hint": "try a search"}),
+    ),
+    Broken(
+        "around-without-candidates",
+        "around on an ambiguous id names no candidates",
+        ("read",),
+        _ids("JM-READ-020"),
+        _around_without_candidates,
+    ),
+    Broken(
+        "unparsable-times-newest",
+        "an entry whose timestamp does not parse sorts as the newest",
+        ("journals",),
+        _ids("JM-JOURNAL-020"),
+        _unparsable_times_newest,
+    ),
+    Broken(
+        "index-details-as-status",
+        "index and rebuild answer status's details",
+        ("commands",),
+        _ids("JM-CMD-020"),
+        _index_details_as_status,
     ),
     Broken(
         "forget-lost-on-rebuild",

@@ -54,11 +54,19 @@ PARAMETERS: dict[str, Any] = {
             "type": "string",
             "description": "Words to find (literal text). Omit to list newest first.",
         },
-        "entryId": {"type": "string", "description": "Entry id from a search result (read, around)."},
-        "source": {"type": "string", "description": "Opaque handle from a result, to pick one of several."},
+        "entryId": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Entry id from a search result (read, around).",
+        },
+        "source": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Opaque handle from a result, to pick one of several.",
+        },
         "offset": {"type": "integer", "minimum": 0, "description": "read: page start in characters."},
         "scope": {"type": "string", "enum": list(SCOPES), "default": "project"},
-        "sessionId": {"type": "string", "description": "Only this session."},
+        "sessionId": {"type": "string", "minLength": 1, "description": "Only this session."},
         "kind": {
             "anyOf": [
                 {"type": "string", "enum": list(KINDS)},
@@ -66,8 +74,16 @@ PARAMETERS: dict[str, Any] = {
             ],
             "description": "search: one kind, or a list meaning any of them.",
         },
-        "since": {"type": "string", "description": "YYYY-MM-DD or ISO-8601 timestamp with zone."},
-        "until": {"type": "string", "description": "YYYY-MM-DD or ISO-8601 timestamp with zone."},
+        "since": {
+            "type": "string",
+            "minLength": 1,
+            "description": "YYYY-MM-DD or ISO-8601 timestamp with zone.",
+        },
+        "until": {
+            "type": "string",
+            "minLength": 1,
+            "description": "YYYY-MM-DD or ISO-8601 timestamp with zone.",
+        },
         "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
         "before": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
         "after": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},

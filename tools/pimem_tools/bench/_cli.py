@@ -4,11 +4,15 @@ pimem-bench                       the full run: a 1 GiB corpus, curve 100 MB / 3
                                   results in tools/bench/results/latest.{json,md,png}
 pimem-bench --quick               a 100 MB smoke run (curve 30 MB / 100 MB) into .cache/bench-results/
 pimem-bench --size 300MB          another corpus size (curve: the default points below it, and it)
+pimem-bench --quality             search quality only: the generated question set (seeds A and B),
+                                  the reference beside BM25 baselines and ripgrep, into
+                                  .cache/bench-results/quality.{json,md}
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -62,6 +66,19 @@ def _run_from_export(repo: Path, cache_dir: Path, argv: list[str]) -> None:
     os.execve(sys.executable, [sys.executable, "-m", "pimem_tools.bench", *argv], env)
 
 
+def _quality_only(out: Path) -> int:
+    from pimem_tools.bench._quality import markdown_table, measure_quality
+
+    quality = measure_quality()
+    out.mkdir(parents=True, exist_ok=True)
+    tables = "\n".join(markdown_table(quality, figure) for figure in ("recall_at_10", "recall_at_1", "mrr"))
+    (out / "quality.json").write_text(json.dumps(quality, indent=2) + "\n")
+    (out / "quality.md").write_text("# Search quality\n\n" + tables)
+    print(tables)
+    print(out / "quality.json")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="pimem-bench",
@@ -71,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--size", type=parse_size, help="corpus size (default 1GiB)")
     parser.add_argument("--quick", action="store_true", help="100 MB smoke run with a reduced curve")
+    parser.add_argument(
+        "--quality", action="store_true", help="search quality only (seeds A and B), a few seconds"
+    )
     parser.add_argument(
         "--curve",
         type=lambda t: tuple(parse_size(s) for s in t.split(",")),
@@ -97,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     exported = os.environ.get(EXPORTED_COMMIT_ENV)
     if exported is None and not args.working_tree:
         _run_from_export(repo, cache_dir, arguments)
+    if args.quality:
+        return _quality_only(args.out or repo / ".cache" / "bench-results")
     size = QUICK_SIZE if args.quick else (args.size or FULL_SIZE)
     default_curve = QUICK_CURVE if args.quick else (*(s for s in FULL_CURVE if s < size), size)
     curve = tuple(sorted(set(args.curve or default_curve) | {size}))

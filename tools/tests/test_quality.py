@@ -1,0 +1,83 @@
+"""The search-quality corpus and its scoring: deterministic, labelled, and scored as documented."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import apsw
+import pytest
+from pimem_tools.bench._quality import _Tally, markdown_table, unicode61_tokens
+from pimem_tools.fixtures._quality import CATEGORIES, QualityCorpus, write_quality_corpus
+
+
+@pytest.fixture(scope="module")
+def seed_a(tmp_path_factory: pytest.TempPathFactory) -> QualityCorpus:
+    return write_quality_corpus(tmp_path_factory.mktemp("quality-a"), "A")
+
+
+def test_at_least_800_questions_in_six_categories_each_labelled(seed_a: QualityCorpus) -> None:
+    counts = Counter(question.category for question in seed_a.questions)
+    assert sum(counts.values()) >= 800
+    assert set(counts) == set(CATEGORIES) and min(counts.values()) >= 100
+    entries = {(doc.cwd, doc.entry_id) for doc in seed_a.docs}
+    for question in seed_a.questions:
+        assert question.answers, question
+        # every answer is an entry of the project the question is asked in
+        assert all((question.cwd, answer) in entries for answer in question.answers), question
+
+
+def test_answers_are_lines_of_the_written_journals(seed_a: QualityCorpus) -> None:
+    on_disk = {}
+    for journal in seed_a.agent_dir.rglob("*.jsonl"):
+        for line in journal.read_text(encoding="utf-8").splitlines()[1:]:
+            obj = json.loads(line)
+            on_disk[obj["id"]] = obj["message"]["content"][0]["text"]
+    assert {doc.entry_id: doc.text for doc in seed_a.docs} == on_disk
+
+
+def test_same_seed_same_corpus_other_seed_other_corpus(seed_a: QualityCorpus, tmp_path: Path) -> None:
+    again = write_quality_corpus(tmp_path / "again", "A")
+    assert again.questions == seed_a.questions and again.docs == seed_a.docs
+    other = write_quality_corpus(tmp_path / "b", "B")
+    assert {q.query for q in other.questions} != {q.query for q in seed_a.questions}
+
+
+def test_old_answers_are_months_old_and_their_distractors_recent(seed_a: QualityCorpus) -> None:
+    by_id = {doc.entry_id: doc for doc in seed_a.docs}
+    newest = max(doc.ms for doc in seed_a.docs)
+    for question in (q for q in seed_a.questions if q.category == "old"):
+        assert all(newest - by_id[a].ms >= 120 * 86_400_000 for a in question.answers), question
+
+
+def test_tokens_are_the_ones_fts5_unicode61_makes() -> None:
+    texts = ["exponentialBackoff test_loqua.py", "Ünïcode Straße 数据库迁移失败了\uff0c因为", "हिन्दी भाषा x²"]
+    db = apsw.Connection(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+    for rowid, text in enumerate(texts, start=1):
+        db.execute("INSERT INTO t(rowid, x) VALUES(?, ?)", (rowid, text))
+        fts5 = [term for (term,) in db.execute("SELECT term FROM v WHERE doc=? ORDER BY offset", (rowid,))]
+        assert unicode61_tokens(text) == fts5, text
+
+
+def test_tally_counts_a_hit_at_each_cutoff_and_its_reciprocal_rank() -> None:
+    tally = _Tally()
+    tally.add(["x", "y", "answer"], ("answer",))
+    tally.add(["x"] * 10 + ["answer"], ("answer",))  # rank 11: beyond every cutoff
+    assert tally.figures() == {
+        "questions": 2,
+        "recall_at_1": 0.0,
+        "recall_at_5": 0.5,
+        "recall_at_10": 0.5,
+        "mrr": round(1 / 3 / 2, 4),
+    }
+    table = markdown_table(
+        {
+            "seeds": {"A": {"s": {c: tally.figures() for c in (*CATEGORIES, "overall")}}},
+            "systems": ["s"],
+            "categories": list(CATEGORIES),
+        }
+    )
+    assert "| overall | 0.500 |" in table
