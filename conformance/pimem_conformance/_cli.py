@@ -527,3 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pimem-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
