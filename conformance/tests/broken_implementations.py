@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -21,6 +22,8 @@ from typing import Any
 
 import pytest
 from pimem import (
+    _echo,
+    _errors,
     _extract,
     _forget,
     _index,
@@ -31,6 +34,7 @@ from pimem import (
     _redact,
     _scope,
     _serve,
+    _store,
     _tool,
 )
 from pimem._serve import ProtocolServer
@@ -113,7 +117,7 @@ def _unverified(*patches: Patch) -> Patch:
 def _read_ignoring_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def read(view: Any, *args: Any) -> Any:
-            everything = [path for (path,) in view.index.rows("SELECT path FROM files")]
+            everything = list(view.index.known())
             return original(dataclasses.replace(view, paths=everything), *args)
 
         return read
@@ -125,8 +129,7 @@ def _source_path_followed(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
             if source is not None and source.startswith("/"):  # a path given as source is read directly
-                wide = dataclasses.replace(view, paths=[source])
-                return [_query._row(v) for v in _query._rows(wide, "AND e.entry_id = ?", (entry_id,))]
+                return original(dataclasses.replace(view, paths=[source]), entry_id, None)
             return original(view, entry_id, source)
 
         return lookup
@@ -138,8 +141,7 @@ def _source_outside_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
             if source is not None:  # a handle is resolved among every indexed journal
-                everything = [path for (path,) in view.index.rows("SELECT path FROM files")]
-                view = dataclasses.replace(view, paths=everything)
+                view = dataclasses.replace(view, paths=list(view.index.known()))
             return original(view, entry_id, source)
 
         return lookup
@@ -148,15 +150,12 @@ def _source_outside_scope(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _around_first_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The children come last-written first, so the walk takes the first-written one.
     _wrap(
         monkeypatch,
-        _query,
-        "_node",
-        lambda original: (
-            lambda view, file_id, sql, key: original(
-                view, file_id, sql.replace("offset DESC", "offset ASC"), key
-            )
-        ),
+        _store.Store,
+        "children",
+        lambda original: lambda self, file_id, parent_id: original(self, file_id, parent_id)[::-1],
     )
 
 
@@ -405,9 +404,9 @@ def _journals_from_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
         def discover(self: Any, *args: Any, **named: Any) -> Any:
             found = original(self, *args, **named)
             known = {journal.path for journal in found.journals}
-            for row in self.index.rows("SELECT path, session_id, cwd, started, size, mtime_ns FROM files"):
-                if row[0] not in known:
-                    found.journals.append(_journals.Journal(*row))
+            for row in self.index.store.indexed_journals():
+                if row.path not in known:
+                    found.journals.append(_journals.Journal(**row._asdict()))
             return found
 
         return discover
@@ -457,21 +456,39 @@ def _excerpts_miss_open_key_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _errors_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        _query.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
+        _errors.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
     )
+    monkeypatch.setattr(_echo, "redact", lambda text: text)  # the echo of a value is not redacted either
+
+
+def _huge_numbers_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a number past what a 64-bit integer holds is taken as the nearest bound instead of refused
+    def clamped(original: Callable[[str, Any], int]) -> Callable[[str, Any], int]:
+        def integer(name: str, value: Any) -> int:
+            if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) >= 2**63:
+                low, high, _default = _tool._INTEGERS[name]
+                value = low if value < 0 or high is None else high
+            return original(name, value)
+
+        return integer
+
+    _wrap(monkeypatch, _tool, "_integer", clamped)
+
+
+def _echo_uncapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_tool, "echo", lambda value, limit=60: json.dumps(value, default=str))
 
 
 # ---- summaries ----------------------------------------------------------------------------------
 
 
 def _summaries_of_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    clause = " AND e.kind IN ('compaction', 'branch_summary')"
     _wrap(
         monkeypatch,
-        _query,
-        "_rows",
+        _store.Store,
+        "entries",
         lambda original: (
-            lambda view, where, *rest, **named: original(view, where.replace(clause, ""), *rest, **named)
+            lambda self, scope, filters: original(self, scope, dataclasses.replace(filters, kinds=None))
         ),
     )
 
@@ -881,6 +898,20 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-002"),
         _errors_not_redacted,
+    ),
+    Broken(
+        "huge-numbers-clamped",
+        "an integer parameter beyond 64 bits is taken as its nearest bound instead of refused",
+        ("tool",),
+        _ids("JM-TOOL-110"),
+        _huge_numbers_clamped,
+    ),
+    Broken(
+        "echo-uncapped",
+        "error messages echo caller values in full, however long",
+        ("tool",),
+        _ids("JM-TOOL-111"),
+        _echo_uncapped,
     ),
     Broken(
         "outputs-not-redacted",

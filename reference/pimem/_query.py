@@ -18,22 +18,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ._echo import echo
+from ._errors import ToolError
 from ._extract import Extracted, extract
-from ._index import DAY_SHIFT, MAX_MS, Index, canonical_timestamp, day_rowids
+from ._index import Index
 from ._journals import parse_line, read_line_at
 from ._redact import redact, redact_slices
+from ._store import EntryRow, Filters, Scope
+from ._time import DAY_MS
 
 __all__ = [
     "CANDIDATE_CAP",
     "PAGE_CHARS",
-    "ToolError",
+    "SUMMARY_KINDS",
     "View",
     "around",
     "fts_all",
     "fts_any",
     "query_terms",
     "read",
-    "scope_condition",
+    "scope_of",
     "search",
     "summaries",
 ]
@@ -47,68 +51,24 @@ _EXCERPT_LEAD = 60
 _WORD_SLACK = 24  # how far an excerpt's edge moves to reach a space (a word boundary)
 _CONTEXT_CHARS = 4_000
 _CACHED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
-_DAY_MS = 86_400_000
-_COLUMNS = (
-    "e.rowid, e.entry_id, e.parent_id, e.timestamp, e.kind, e.offset, e.length, f.path, f.session_id,"
-    " f.cwd, f.id, e.chars, e.ts"
-)
-_SUMMARY_KINDS = " AND e.kind IN ('compaction', 'branch_summary')"
+SUMMARY_KINDS = ("compaction", "branch_summary")
 
 
-class ToolError(Exception):
-    """A clear error with a stable code; its message may echo the caller's input, so it is redacted."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-    def response(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": redact(self.message)}}
-
-
-@dataclass(frozen=True)
-class _Row:
-    rowid: int  # orders by day (see _index)
-    entry_id: str
-    parent_id: str | None
-    stored_timestamp: str | None  # only when the line's string is not the canonical one
-    kind: str
-    offset: int
-    length: int
-    path: str
-    session_id: str
-    cwd: str
-    file_id: int
-    chars: int
-    ms: int
-
-    @property
-    def source(self) -> str:
-        return f"{_path_tag(self.path)}:{self.entry_id}"
-
-    @property
-    def timestamp(self) -> str:
-        """The line's `timestamp`, as it was written."""
-        return canonical_timestamp(self.ms) if self.stored_timestamp is None else self.stored_timestamp
-
-    @property
-    def age(self) -> tuple[int, str, int]:
-        """Sorts older first; equal times in an order that survives a rebuild (rowids do not)."""
-        return (self.ms, self.path, self.offset)
-
-
-def _newest_first(rows: Iterable[_Row]) -> list[_Row]:
+def _newest_first(rows: Iterable[EntryRow]) -> list[EntryRow]:
     return sorted(rows, key=lambda row: row.age, reverse=True)
 
 
-def scope_condition(index: Index, paths: list[str]) -> str:
-    """The SQL condition for "in one of these journals" (file ids are integers, so they are inlined)."""
+def scope_of(index: Index, paths: list[str]) -> Scope:
+    """The file ids of these journals, or None when they are every indexed journal."""
     known = index.known()
     ids = {known[path][0] for path in paths if path in known}
     if len(ids) == len(known):
-        return "1"  # every indexed journal is in scope
-    return f"e.file_id IN ({','.join(map(str, sorted(ids)))})"
+        return None
+    return tuple(sorted(ids))
+
+
+def _source(row: EntryRow) -> str:
+    return f"{_path_tag(row.path)}:{row.entry_id}"
 
 
 @dataclass
@@ -120,13 +80,13 @@ class View:
     current: str | None
     now: datetime
     stale: Callable[[str], None]  # reindex a journal whose pointer no longer lands on its entry
-    condition: tuple[list[str], str] | None = None  # scope_condition of a paths list, if known
+    known_scope: tuple[list[str], Scope] | None = None  # scope_of a paths list, if known
 
     @functools.cached_property
-    def scope_sql(self) -> str:
-        if self.condition is not None and self.condition[0] is self.paths:
-            return self.condition[1]
-        return scope_condition(self.index, self.paths)
+    def scope(self) -> Scope:
+        if self.known_scope is not None and self.known_scope[0] is self.paths:
+            return self.known_scope[1]
+        return scope_of(self.index, self.paths)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -173,28 +133,14 @@ def fts_any(terms: list[str]) -> str:
 # -- rows and lines ------------------------------------------------------------------------------
 
 
-def _rows(view: View, where: str, params: tuple[Any, ...], tail: str = "") -> list[Any]:
-    """Entry rows in scope (`where` and `tail` say {rowid} for the entries' rowid)."""
-    sql = (
-        f"SELECT {_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id"
-        f" WHERE e.kind IS NOT NULL AND {view.scope_sql} {where} {tail}"
-    )
-    return view.index.rows(sql.replace("{rowid}", "e.rowid"), params)
-
-
-def _row(values: Any) -> _Row:
-    return _Row(*values[:13])
-
-
-def _load(view: View, row: _Row) -> Extracted | None:
+def _load(view: View, row: EntryRow) -> Extracted | None:
     """The entry at the row's pointer, only if that line still carries the row's id."""
     raw = read_line_at(row.path, row.offset, row.length)
     obj = parse_line(raw) if raw is not None else None
     if not isinstance(obj, dict) or obj.get("id") != row.entry_id:
         view.stale(row.path)
         return None
-    calls = view.index.rows("SELECT call_id FROM withheld_calls WHERE file_id=?", (row.file_id,))
-    return extract(obj, {call_id for (call_id,) in calls})
+    return extract(obj, view.index.store.withheld(row.file_id))
 
 
 _redacted: OrderedDict[str, str] = OrderedDict()  # text → redacted, most recently used last
@@ -211,23 +157,9 @@ def _redact_cached(text: str) -> str:
     return redacted
 
 
-def _text(view: View, row: _Row) -> str | None:
+def _text(view: View, row: EntryRow) -> str | None:
     entry = _load(view, row)
     return None if entry is None else _redact_cached(entry.text)
-
-
-def _filters(
-    kinds: tuple[str, ...] | None, since: int | None, until: int | None
-) -> tuple[str, tuple[Any, ...]]:
-    where = ""
-    params: tuple[Any, ...] = ()
-    if kinds is not None:
-        where, params = where + f" AND e.kind IN ({', '.join('?' * len(kinds))})", (*params, *kinds)
-    if since is not None or until is not None:
-        first, last = since or 0, MAX_MS if until is None else until
-        where += " AND {rowid} BETWEEN ? AND ? AND e.ts BETWEEN ? AND ?"
-        params = (*params, *day_rowids(first, last), first, last)
-    return where, params
 
 
 def _clip(text: str, limit: int) -> str:
@@ -283,10 +215,10 @@ def _excerpts(texts: list[str], terms: list[str]) -> list[str]:
     return excerpts
 
 
-def _result(row: _Row, entry: Extracted, excerpt: str) -> dict[str, Any]:
+def _result(row: EntryRow, entry: Extracted, excerpt: str) -> dict[str, Any]:
     return {
         "entryId": row.entry_id,
-        "source": row.source,
+        "source": _source(row),
         "sessionId": row.session_id,
         "timestamp": row.timestamp,
         "kind": row.kind,
@@ -311,40 +243,24 @@ class _Hit:
     offset: int
 
 
-def _newest(view: View, match: str, where: str, params: tuple[Any, ...]) -> list[_Hit]:
+def _newest(view: View, match: str, filters: Filters) -> list[_Hit]:
     """The newest in-scope entries that match, at most CANDIDATE_CAP (FTS5 walks newest first)."""
-    where, tail = where.replace("{rowid}", "terms.rowid"), f"ORDER BY terms.rowid DESC LIMIT {CANDIDATE_CAP}"
-    sql = (
-        "SELECT e.rowid, e.chars, e.ts, e.file_id, e.offset"
-        " FROM terms JOIN entries e ON e.rowid = terms.rowid"
-        f" WHERE terms MATCH ? AND {view.scope_sql} {where} {tail}"
-    )
     paths = view.index.paths()
     return [
-        _Hit(rowid, chars, ms, paths[file_id], offset)
-        for rowid, chars, ms, file_id, offset in view.index.rows(sql, (match, *params))
+        _Hit(found.rowid, found.chars, found.ms, paths[found.file_id], found.offset)
+        for found in view.index.store.candidates(match, view.scope, filters, CANDIDATE_CAP)
     ]
 
 
-def _fetch(view: View, hits: list[_Hit]) -> list[_Row]:
+def _fetch(view: View, hits: list[_Hit]) -> list[EntryRow]:
     """The rows of some candidates, in their order."""
-    rowids = ",".join(str(hit.rowid) for hit in hits)
-    rows = {values[0]: _row(values) for values in _rows(view, f"AND e.rowid IN ({rowids})", ())}
+    rows = {row.rowid: row for row in view.index.store.entries_at(view.scope, [hit.rowid for hit in hits])}
     return [rows[hit.rowid] for hit in hits if hit.rowid in rows]
 
 
-def _day(day: int) -> tuple[int, int]:
-    return day << DAY_SHIFT, ((day + 1) << DAY_SHIFT) - 1
-
-
-def _latest(view: View, where: str, params: tuple[Any, ...], count: int) -> list[_Row]:
-    """The `count` newest in-scope entries. Rowids order by day only, so the oldest day among the
-    newest rowids is fetched whole and everything is put in time order."""
-    found = _rows(view, where, (*params, count), "ORDER BY {rowid} DESC LIMIT ?")
-    if len(found) == count:
-        day = found[-1][0] >> DAY_SHIFT
-        found += _rows(view, where + " AND {rowid} BETWEEN ? AND ?", (*params, *_day(day)))
-    return _newest_first({values[0]: _row(values) for values in found}.values())[:count]
+def _latest(view: View, filters: Filters, count: int) -> list[EntryRow]:
+    """The `count` newest in-scope entries, in time order."""
+    return _newest_first(view.index.store.newest_entries(view.scope, filters, count))[:count]
 
 
 def _ranked(view: View, hits: list[_Hit], weight: Callable[[_Hit], float]) -> list[_Hit]:
@@ -357,29 +273,29 @@ def _ranked(view: View, hits: list[_Hit], weight: Callable[[_Hit], float]) -> li
 
     def score(hit: _Hit) -> float:
         length = (_K1 + 1) / (1 + _K1 * (1 - _B + _B * hit.chars / average))
-        age = max(0.0, (now_ms - hit.ms) / _DAY_MS)
+        age = max(0.0, (now_ms - hit.ms) / DAY_MS)
         return weight(hit) * length / (1 + age / _RECENCY_DAYS)
 
     return sorted(hits, key=lambda hit: (score(hit), hit.ms, hit.path, hit.offset), reverse=True)
 
 
 def _search_once(
-    view: View, terms: list[str] | None, where: str, params: tuple[Any, ...], limit: int
-) -> tuple[str, list[_Row], int]:
+    view: View, terms: list[str] | None, filters: Filters, limit: int
+) -> tuple[str, list[EntryRow], int]:
     """(match, the first `limit` rows, how many there are)."""
     if terms is None:
-        rows = _latest(view, where, params, limit + 1)
+        rows = _latest(view, filters, limit + 1)
         return "list", rows[:limit], len(rows)
     if not terms:
         return "none", [], 0
-    hits = _ranked(view, _newest(view, fts_all(terms), where, params), lambda hit: 1.0)
+    hits = _ranked(view, _newest(view, fts_all(terms), filters), lambda hit: 1.0)
     match = "all"
     if not hits and len(terms) > 1:
         # any term: each term's newest candidates; rarer terms weigh more (an IDF from capped counts)
         found: dict[int, _Hit] = {}
         weights: dict[int, float] = {}
         for term in terms:
-            candidates = _newest(view, fts_any([term]), where, params)
+            candidates = _newest(view, fts_any([term]), filters)
             for hit in candidates:
                 found[hit.rowid] = hit
                 weights[hit.rowid] = weights.get(hit.rowid, 0.0) + math.log(
@@ -401,11 +317,11 @@ def search(
     limit: int,
 ) -> dict[str, Any]:
     terms = None if query is None or not query.strip() else query_terms(query)
-    where, params = _filters(kind, since, until)
-    match, rows, total = _search_once(view, terms, where, params, limit)
+    filters = Filters(kind, since, until)
+    match, rows, total = _search_once(view, terms, filters, limit)
     loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
     if len(loaded) < len(rows):  # a journal changed under its pointers and was just reindexed: again
-        match, rows, total = _search_once(view, terms, where, params, limit)
+        match, rows, total = _search_once(view, terms, filters, limit)
         loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
     excerpts = _excerpts([entry.text for _, entry in loaded], terms or [])
     results = [_result(row, entry, excerpt) for (row, entry), excerpt in zip(loaded, excerpts, strict=True)]
@@ -427,13 +343,13 @@ def search(
 # -- read ----------------------------------------------------------------------------------------
 
 
-def _lookup(view: View, entry_id: str | None, source: str | None) -> list[_Row]:
+def _lookup(view: View, entry_id: str | None, source: str | None) -> list[EntryRow]:
     """In-scope rows for an id or a source handle, one per journal (its latest line for that id)."""
     if source is not None:
         tag, _, entry_id = source.partition(":")
         paths = [path for path in view.paths if _path_tag(path) == tag]
         view = View(view.index, paths, view.current, view.now, view.stale)
-    rows = [_row(v) for v in _rows(view, "AND e.entry_id = ?", (entry_id,), "ORDER BY e.offset")]
+    rows = view.index.store.entries_with_id(view.scope, entry_id)
     return _newest_first({row.path: row for row in rows}.values())
 
 
@@ -447,7 +363,7 @@ def _resolve(view: View, entry_id: str | None, source: str | None) -> tuple[str,
         return "not_found", None
     candidates = [
         {
-            "source": r.source,
+            "source": _source(r),
             "sessionId": r.session_id,
             "timestamp": r.timestamp,
             "kind": r.kind,
@@ -465,7 +381,7 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
         details["candidates"] = found
     if status != "ok":
         return details
-    row: _Row = found
+    row: EntryRow = found
     entry = _load(view, row)
     if entry is None:
         details["status"] = "unavailable"
@@ -474,13 +390,13 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
     if offset > len(text):
         raise ToolError(
             "bad_offset",
-            f"offset {offset} is past the end of entry {row.entry_id} ({len(text)} characters); "
+            f"offset {echo(offset)} is past the end of entry {row.entry_id} ({len(text)} characters); "
             f"use an offset from 0 to {len(text)}, e.g. nextOffset from the previous page",
         )
     end = offset + PAGE_CHARS
     details.update(
         entryId=row.entry_id,
-        source=row.source,
+        source=_source(row),
         sessionId=row.session_id,
         timestamp=row.timestamp,
         kind=row.kind,
@@ -499,17 +415,15 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
 
 
 def summaries(view: View, *, since: int | None, until: int | None, limit: int) -> dict[str, Any]:
-    where, params = _filters(None, since, until)
-    where += _SUMMARY_KINDS
     results = []
-    for row in _newest_first(_row(values) for values in _rows(view, where, params)):
+    for row in _newest_first(view.index.store.entries(view.scope, Filters(SUMMARY_KINDS, since, until))):
         entry = _load(view, row)
         if entry is None:
             continue  # its journal is being reindexed; it never shows another line's text
         results.append(
             {
                 "entryId": row.entry_id,
-                "source": row.source,
+                "source": _source(row),
                 "sessionId": row.session_id,
                 "timestamp": row.timestamp,
                 "kind": row.kind,
@@ -525,29 +439,23 @@ def summaries(view: View, *, since: int | None, until: int | None, limit: int) -
 # -- around --------------------------------------------------------------------------------------
 
 
-def _node(view: View, file_id: int, sql: str, key: str) -> Any:
-    """One line of the journal's tree (an entry or not), as entry columns."""
-    rows = view.index.rows(
-        f"SELECT {_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id WHERE e.file_id=? AND {sql}",
-        (file_id, key),
-    )
-    return rows[0] if rows else None
-
-
-def _walk(view: View, hit: _Row, count: int, upward: bool) -> list[_Row]:
+def _walk(view: View, hit: EntryRow, count: int, upward: bool) -> list[EntryRow]:
     """Up to `count` entries along parentId (upward) or the latest-written child (downward)."""
-    found: list[_Row] = []
+    found: list[EntryRow] = []
     seen = {hit.entry_id}
     key: str | None = hit.parent_id if upward else hit.entry_id
+    store = view.index.store
     while key is not None and len(found) < count:
-        column = "entry_id" if upward else "parent_id"
-        node = _node(view, hit.file_id, f"e.{column}=? ORDER BY e.offset DESC LIMIT 1", key)
-        if node is None or node[1] in seen:
+        if upward:
+            node = store.node(hit.file_id, key)
+        else:
+            node = next(reversed(store.children(hit.file_id, key)), None)  # the latest written
+        if node is None or node.entry_id in seen:
             break
-        seen.add(node[1])
-        if node[4] is not None:  # a line that is no entry is walked through, not shown
-            found.append(_row(node))
-        key = node[2] if upward else node[1]
+        seen.add(node.entry_id)
+        if node.kind is not None:  # a line that is no entry is walked through, not shown
+            found.append(node)
+        key = node.parent_id if upward else node.entry_id
     return found
 
 
@@ -558,7 +466,7 @@ def around(view: View, entry_id: str | None, source: str | None, before: int, af
         details["candidates"] = found
     if status != "ok":
         return details
-    hit: _Row = found
+    hit: EntryRow = found
     details["entryId"] = hit.entry_id
     placed = [(row, "before") for row in reversed(_walk(view, hit, before, upward=True))]
     placed += [(hit, "hit")] + [(row, "after") for row in _walk(view, hit, after, upward=False)]
@@ -571,7 +479,7 @@ def around(view: View, entry_id: str | None, source: str | None, before: int, af
         details["entries"].append(
             {
                 "entryId": row.entry_id,
-                "source": row.source,
+                "source": _source(row),
                 "sessionId": row.session_id,
                 "timestamp": row.timestamp,
                 "kind": row.kind,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import apsw
+from pathlib import Path
+
 import pytest
 from pimem._query import fts_all, fts_any, query_terms
+from pimem._store import Filters, IndexedJournal, Line, Store
 
 
 @pytest.mark.parametrize(
@@ -33,14 +35,16 @@ def test_quoting() -> None:
 @pytest.mark.parametrize(
     "query", ['"unbalanced', "a OR b", "NEAR(x y)", "pre*", "^x", "text:y", "(z)", "AND", "-"]
 )
-def test_hostile_queries_run_as_literal_matches(query: str) -> None:
-    db = apsw.Connection(":memory:")
-    db.execute(
-        "CREATE VIRTUAL TABLE t USING fts5(text, content='', detail=none,"
-        " tokenize='unicode61 remove_diacritics 2')"
-    )
-    db.execute("INSERT INTO t(rowid, text) VALUES (1, 'a OR b near x y pre text y z and unbalanced')")
+def test_hostile_queries_run_as_literal_matches(query: str, tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "index.sqlite"))
+    with store.write():
+        store.add_file(IndexedJournal("/j.jsonl", "s", "/", "", 0, 0), b"", 0, b"")
+        text = "a OR b near x y pre text y z and unbalanced"
+        store.add_lines(1, [Line(20_000, "e1", None, 0, 1, 0, None, "user", text)])
     terms = query_terms(query)
     for match in (fts_all(terms), fts_any(terms)) if terms else ():
-        rows = list(db.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)))
-        assert rows == [(1,)]
+        assert [(found.file_id, found.offset) for found in store.candidates(match, None, Filters(), 10)] == [
+            (1, 0)
+        ]
+    assert store.candidates(fts_all(["absent"]), None, Filters(), 10) == []
+    store.close()
