@@ -324,6 +324,121 @@ def _long_lines_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+# ---- Pi 1.x -------------------------------------------------------------------------------------
+
+
+def _system_messages_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Pi 1.x system message is an entry whose text is its prompt sections."""
+
+    def make(original: Any) -> Any:
+        def entry_text(obj: dict[str, Any], withheld: set[str]) -> Any:
+            message = obj.get("message") if obj.get("type") == "message" else None
+            if isinstance(message, dict) and message.get("role") == "system":
+                sections = message.get("sections") or {}
+                return "custom", "\n".join(v for v in sections.values() if isinstance(v, str)), None, None
+            return original(obj, withheld)
+
+        return entry_text
+
+    _wrap(monkeypatch, _extract, "_entry_text", make)
+
+
+def _context_edits_not_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A context_edit's replacement is not indexed (the line is treated as an unknown type)."""
+
+    def make(original: Any) -> Any:
+        def entry_text(obj: dict[str, Any], withheld: set[str]) -> Any:
+            return ("", "", None, None) if obj.get("type") == "context_edit" else original(obj, withheld)
+
+        return entry_text
+
+    _wrap(monkeypatch, _extract, "_entry_text", make)
+
+
+def _pi1x_metadata_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """usage entries, nestedCalls, deferred handles and systemMessage are indexed as JSON text."""
+    extra = ("nestedCalls", "deferred", "systemMessage", "note")
+
+    def make(original: Any) -> Any:
+        def entry_text(obj: dict[str, Any], withheld: set[str]) -> Any:
+            kind, text, role, tool = original(obj, withheld)
+            holder = obj.get("message") if obj.get("type") == "message" else obj
+            parts = [
+                _extract._compact_json(holder[key])
+                for key in extra
+                if isinstance(holder, dict) and key in holder
+            ]
+            if obj.get("type") == "usage":
+                kind = "custom"
+            return kind, "\n".join([text, *parts]).strip(), role, tool
+
+        return entry_text
+
+    _wrap(monkeypatch, _extract, "_entry_text", make)
+
+
+def _namespace_in_call_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool call reads `[tool call] <namespace>.<name> ...`."""
+
+    def make(original: Any) -> Any:
+        def blocks(content: Any, images: bool, calls: bool = False) -> Any:
+            if isinstance(content, list):
+                content = [
+                    {**block, "name": f"{block['namespace']}.{block.get('name')}"}
+                    if isinstance(block, dict) and "namespace" in block
+                    else block
+                    for block in content
+                ]
+            return original(content, images, calls)
+
+        return blocks
+
+    _wrap(monkeypatch, _extract, "_blocks", make)
+
+
+def _session_id_from_file_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session id is the file name after its last `_` (a UUIDv7 has none, a --session-id may)."""
+
+    def make(original: Any) -> Any:
+        def read_header(path: str) -> Any:
+            found = original(path)
+            if found is None:
+                return None
+            header, raw = found
+            return {**header, "id": Path(path).stem.rpartition("_")[2]}, raw
+
+        return read_header
+
+    _wrap(monkeypatch, _journals, "read_header", make)
+    _wrap(monkeypatch, _index, "read_header", make)
+
+
+def _context_edits_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_store.Store, "context_edits", lambda self, file_id, target_ids: [])
+
+
+def _first_context_edit_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of several edits of a target, the first one on the branch counts."""
+
+    def make(original: Any) -> Any:
+        def context_edits(self: Any, file_id: int, target_ids: list[str]) -> Any:
+            return original(self, file_id, target_ids)[::-1]  # the first written first
+
+        return context_edits
+
+    _wrap(monkeypatch, _store.Store, "context_edits", make)
+
+
+class _Everywhere:
+    def __contains__(self, _offset: object) -> bool:
+        return True
+
+
+def _context_edits_branch_blind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every line of the journal counts as on the current branch."""
+    monkeypatch.setattr(_store.Store, "current_branch", lambda self, file_id, since: _Everywhere())
+
+
 # ---- indexing -----------------------------------------------------------------------------------
 
 
@@ -814,6 +929,62 @@ BROKEN: tuple[Broken, ...] = (
         ("extraction",),
         _ids("JM-EXTRACT-004"),
         _sensitive_files_indexed,
+    ),
+    Broken(
+        "system-messages-indexed",
+        "Pi 1.x system messages are entries with their prompt sections as text",
+        ("journals-earendil",),
+        _ids("JM-EXTRACT-070"),
+        _system_messages_indexed,
+    ),
+    Broken(
+        "context-edits-not-entries",
+        "a context_edit's replacement is never indexed",
+        ("read-context-edit",),
+        _ids("JM-EXTRACT-071", "JM-JOURNAL-070"),
+        _context_edits_not_entries,
+    ),
+    Broken(
+        "pi1x-metadata-indexed",
+        "usage entries, nestedCalls, deferred handles and systemMessage become text",
+        ("journals-earendil",),
+        _ids("JM-EXTRACT-072"),
+        _pi1x_metadata_indexed,
+    ),
+    Broken(
+        "namespace-in-call-text",
+        "a namespaced tool call reads [tool call] <namespace>.<name>",
+        ("journals-earendil",),
+        _ids("JM-JOURNAL-070"),
+        _namespace_in_call_text,
+    ),
+    Broken(
+        "session-id-from-file-name",
+        "the session id is the file name after its last underscore",
+        ("journals-earendil",),
+        _ids("JM-JOURNAL-071"),
+        _session_id_from_file_name,
+    ),
+    Broken(
+        "context-edits-ignored",
+        "edited and omitted entries show as if nothing happened",
+        ("read-context-edit",),
+        _ids("JM-READ-070"),
+        _context_edits_ignored,
+    ),
+    Broken(
+        "first-context-edit-wins",
+        "of several edits of one target, the first counts",
+        ("read-context-edit",),
+        _ids("JM-READ-070"),
+        _first_context_edit_wins,
+    ),
+    Broken(
+        "context-edits-branch-blind",
+        "a context_edit on any branch marks its target",
+        ("read-context-edit",),
+        _ids("JM-READ-071"),
+        _context_edits_branch_blind,
     ),
     Broken(
         "shrink-not-detected",

@@ -22,7 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._extract import WITHHELD, extract, sensitive_call_ids
+from ._extract import WITHHELD, context_edit, extract, sensitive_call_ids
 from ._journals import Journal, parse_line, read_chunk, read_header, read_line_at
 from ._redact import redact_many
 from ._store import FileState, IndexedJournal, Line, Store
@@ -119,6 +119,8 @@ def prepare(task: _Task) -> _Prepared:
             call = obj["message"].get("toolCallId") if entry.kind == "tool_result" else None
             line = line._replace(kind=entry.kind, call_id=call)
             texts.append(entry.text)
+        if (edit := context_edit(obj)) is not None:
+            line = line._replace(edit_target=edit.target_id, replaced=edit.replaced)
         found.lines.append(line)
     # redacted together: one scan per keyword for a batch of short texts
     redacted = iter(redact_many(texts))

@@ -215,6 +215,33 @@ def _excerpts(texts: list[str], terms: list[str]) -> list[str]:
     return excerpts
 
 
+def _context_edits(view: View, rows: Iterable[EntryRow]) -> dict[tuple[int, str], dict[str, str]]:
+    """(file id, entry id) → the `contextEdit` of each row that the last context_edit of it on its
+    journal's current branch replaced or omitted (rows without one are absent)."""
+    targets: dict[int, set[str]] = {}
+    for row in rows:
+        targets.setdefault(row.file_id, set()).add(row.entry_id)
+    found: dict[tuple[int, str], dict[str, str]] = {}
+    for file_id, entry_ids in targets.items():
+        edits = view.index.store.context_edits(file_id, sorted(entry_ids))
+        if not edits:
+            continue
+        branch = view.index.store.current_branch(file_id, min(offset for _, offset, _, _ in edits))
+        for target, offset, edit_id, replaced in edits:  # the last written first
+            if offset in branch and (file_id, target) not in found:
+                state = "replaced" if replaced else "omitted"
+                found[file_id, target] = {"state": state, "editEntryId": edit_id}
+    return found
+
+
+def _marked(
+    item: dict[str, Any], row: EntryRow, edits: dict[tuple[int, str], dict[str, str]]
+) -> dict[str, Any]:
+    """The item, with the row's `contextEdit` when it has one."""
+    edit = edits.get((row.file_id, row.entry_id))
+    return item if edit is None else {**item, "contextEdit": edit}
+
+
 def _result(row: EntryRow, entry: Extracted, excerpt: str) -> dict[str, Any]:
     return {
         "entryId": row.entry_id,
@@ -324,7 +351,11 @@ def search(
         match, rows, total = _search_once(view, terms, filters, limit)
         loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
     excerpts = _excerpts([entry.text for _, entry in loaded], terms or [])
-    results = [_result(row, entry, excerpt) for (row, entry), excerpt in zip(loaded, excerpts, strict=True)]
+    edits = _context_edits(view, (row for row, _ in loaded))
+    results = [
+        _marked(_result(row, entry, excerpt), row, edits)
+        for (row, entry), excerpt in zip(loaded, excerpts, strict=True)
+    ]
     hints = {
         "any": "No entry has every term; these have at least one. Try fewer or different words.",
         "none": "Nothing matched. Try other words, a wider date range, or no kind filter.",
@@ -408,18 +439,19 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
         nextOffset=end if end < len(text) else None,
         totalChars=len(text),
     )
-    return details
+    return _marked(details, row, _context_edits(view, [row]))
 
 
 # -- summaries -----------------------------------------------------------------------------------
 
 
 def summaries(view: View, *, since: int | None, until: int | None, limit: int) -> dict[str, Any]:
-    results = []
+    results, shown = [], []
     for row in _newest_first(view.index.store.entries(view.scope, Filters(SUMMARY_KINDS, since, until))):
         entry = _load(view, row)
         if entry is None:
             continue  # its journal is being reindexed; it never shows another line's text
+        shown.append(row)
         results.append(
             {
                 "entryId": row.entry_id,
@@ -433,7 +465,9 @@ def summaries(view: View, *, since: int | None, until: int | None, limit: int) -
         )
         if len(results) == limit:
             break
-    return {"action": "summaries", "results": results}
+    edits = _context_edits(view, shown)
+    marked = [_marked(item, row, edits) for item, row in zip(results, shown, strict=True)]
+    return {"action": "summaries", "results": marked}
 
 
 # -- around --------------------------------------------------------------------------------------
@@ -470,21 +504,21 @@ def around(view: View, entry_id: str | None, source: str | None, before: int, af
     details["entryId"] = hit.entry_id
     placed = [(row, "before") for row in reversed(_walk(view, hit, before, upward=True))]
     placed += [(hit, "hit")] + [(row, "after") for row in _walk(view, hit, after, upward=False)]
+    edits = _context_edits(view, (row for row, _ in placed))
     for row, position in placed:
         text = _text(view, row)
         if text is None:
             if position == "hit":
                 return {**details, "status": "unavailable", "entries": []}
             continue
-        details["entries"].append(
-            {
-                "entryId": row.entry_id,
-                "source": _source(row),
-                "sessionId": row.session_id,
-                "timestamp": row.timestamp,
-                "kind": row.kind,
-                "text": _clip(text, _CONTEXT_CHARS),
-                "position": position,
-            }
-        )
+        item = {
+            "entryId": row.entry_id,
+            "source": _source(row),
+            "sessionId": row.session_id,
+            "timestamp": row.timestamp,
+            "kind": row.kind,
+            "text": _clip(text, _CONTEXT_CHARS),
+            "position": position,
+        }
+        details["entries"].append(_marked(item, row, edits))
     return details

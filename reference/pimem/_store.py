@@ -2,8 +2,9 @@
 
 SQLite through apsw, in WAL mode. Tables: `meta` (the schema version, the backfill lease), `files`
 (per journal, a byte cursor and the fingerprint of the tiered rewrite detection), `entries` (per
-line with an id, a byte pointer into the journal, never its text), `withheld_calls` and `terms`
-(contentless FTS5 of redacted text). A schema change rebuilds, never migrates. Entry rowids order
+line with an id, a byte pointer into the journal, never its text), `withheld_calls`,
+`context_edits` (what Pi 1.x context_edit lines do to their targets) and `terms` (contentless
+FTS5 of redacted text). A schema change rebuilds, never migrates. Entry rowids order
 by day (see _time). Each row type sits next to its column list, so no caller indexes a tuple, and
 any SQLite error leaves this module as IndexUnavailable. No other module writes SQL.
 """
@@ -14,7 +15,7 @@ import contextlib
 import dataclasses
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -39,7 +40,7 @@ __all__ = [
     "sqlite_versions",
 ]
 
-SCHEMA_VERSION = "pimem-6"
+SCHEMA_VERSION = "pimem-7"
 _BUSY_MS = 10_000
 _TOKENIZER = "tokenize='unicode61 remove_diacritics 2'"
 _TERMS = f"text, content='', contentless_delete=1, detail=none, {_TOKENIZER}"
@@ -65,6 +66,9 @@ CREATE INDEX entries_by_parent ON entries(file_id, parent_id);
 -- tool calls that read a sensitive file; their results may arrive in a later pass
 CREATE TABLE withheld_calls(file_id INTEGER NOT NULL, call_id TEXT NOT NULL, PRIMARY KEY(file_id, call_id))
   WITHOUT ROWID;
+-- Pi 1.x context_edit lines (an entry or not): which entry each one replaces or omits
+CREATE TABLE context_edits(file_id INTEGER NOT NULL, target_id TEXT NOT NULL, offset INTEGER NOT NULL,
+  edit_id TEXT NOT NULL, replaced INTEGER NOT NULL, PRIMARY KEY(file_id, target_id, offset)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE terms USING fts5({_TERMS});
 """
 
@@ -133,9 +137,12 @@ class Line(NamedTuple):
     kind: str | None = None
     text: str | None = None
     call_id: str | None = None  # the tool call a tool result answers
+    edit_target: str | None = None  # a context_edit line: the entry it replaces or omits
+    replaced: bool = False  # ... and whether it replaces it (else omits it)
 
     def hidden(self) -> Line:
-        """The line as a hidden entry is stored: a node of the tree, but no entry and no terms."""
+        """The line as a hidden entry is stored: a node of the tree, but no entry and no terms (a
+        hidden context_edit still says what it did to its target)."""
         return self._replace(kind=None, text=None, call_id=None)
 
 
@@ -497,6 +504,7 @@ class Store:
         )
         self._db.execute("DELETE FROM entries WHERE file_id=?", (file_id,))
         self._db.execute("DELETE FROM withheld_calls WHERE file_id=?", (file_id,))
+        self._db.execute("DELETE FROM context_edits WHERE file_id=?", (file_id,))
         self._db.execute("DELETE FROM files WHERE id=?", (file_id,))
 
     def remove_journal(self, path: str) -> None:
@@ -537,7 +545,38 @@ class Store:
         )
         terms = [(rowid, line.text) for rowid, line in rows if line.text is not None]
         self._db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
+        edits = [
+            (file_id, line.edit_target, line.offset, line.entry_id, line.replaced)
+            for line in lines
+            if line.edit_target is not None
+        ]
+        self._db.executemany("INSERT OR REPLACE INTO context_edits VALUES(?,?,?,?,?)", edits)
         return len(terms)
+
+    def context_edits(self, file_id: int, target_ids: list[str]) -> list[tuple[str, int, str, bool]]:
+        """(target id, offset, edit id, replaced) of every context_edit of these targets in a
+        journal, the last written first."""
+        marks = ",".join("?" * len(target_ids))
+        rows = self._all(
+            "SELECT target_id, offset, edit_id, replaced FROM context_edits"
+            f" WHERE file_id=? AND target_id IN ({marks}) ORDER BY offset DESC",
+            (file_id, *target_ids),
+        )
+        return [(target, offset, edit_id, bool(replaced)) for target, offset, edit_id, replaced in rows]
+
+    def current_branch(self, file_id: int, since: int) -> Container[int]:
+        """The offsets of the lines on a journal's current branch (its last line back to the root),
+        from `since` on: the walk up stops below it (Pi writes a parent before its children)."""
+        rows = self._all(
+            "WITH RECURSIVE up(entry_id, parent_id, offset) AS ("
+            " SELECT * FROM (SELECT entry_id, parent_id, offset FROM entries WHERE file_id=?1"
+            "  ORDER BY offset DESC LIMIT 1)"
+            " UNION SELECT e.entry_id, e.parent_id, e.offset FROM up"
+            "  JOIN entries e ON e.entry_id = up.parent_id AND e.file_id=?1 WHERE up.offset > ?2)"
+            " SELECT offset FROM up",
+            (file_id, since),
+        )
+        return {offset for (offset,) in rows}
 
     def hide_entries(self, kind: str, key: str) -> None:
         """Hide the stored entries of a session (`kind` "session") or with an id ("entry"): their

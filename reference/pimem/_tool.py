@@ -259,7 +259,12 @@ def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:
 
 
 def _head(item: dict[str, Any]) -> str:
-    return f"{item['entryId']} · {item['kind']} · {item['timestamp']} · session {item['sessionId']}"
+    head = f"{item['entryId']} · {item['kind']} · {item['timestamp']} · session {item['sessionId']}"
+    edit = item.get("contextEdit")
+    if edit is None:
+        return head
+    what = "replaced in the context" if edit["state"] == "replaced" else "omitted from the context"
+    return f"{head} · {what} by context_edit {edit['editEntryId']}"
 
 
 def _indexing_text(state: dict[str, Any]) -> str:
