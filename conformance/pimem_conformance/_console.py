@@ -22,7 +22,8 @@ def _json(value: Any, limit: int | None = None) -> str:
 
 def describe_error(error: dict[str, Any]) -> list[str]:
     """An adapter error (a report's `error` object): message, pending request, stderr tail."""
-    lines = [f"adapter error: {error['message']}"]
+    kind = f" ({error['kind']})" if "kind" in error else ""
+    lines = [f"adapter error{kind}: {error['message']}"]
     if "request" in error:
         lines.append(f"pending request: {_json(error['request'], _ACTUAL_CHARS)}")
     stderr = error.get("stderr", "").rstrip("\n").splitlines()[-STDERR_LINES:]

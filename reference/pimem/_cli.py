@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 from . import SPEC_VERSION, __version__
 from ._console import Style, render_answer, render_status
-from ._errors import IndexUnavailable, ToolError
+from ._errors import UNAVAILABLE_REMEDY, IndexUnavailable, ToolError, protocol_answer
 from ._extract import KINDS
 from ._maintenance import (
     describe,
@@ -422,8 +422,8 @@ def _run(options: argparse.Namespace, style: Style) -> tuple[str, Any, int]:
 
 def _cli_message(error: ToolError, command: str) -> tuple[str, int]:
     """A tool or command error in command-line words, with its exit code."""
-    if error.code == "index_unavailable":
-        return _UNAVAILABLE, EXIT_UNAVAILABLE
+    if error.code == "index_unavailable":  # the reason (disk full, read-only), then what to do here
+        return error.message.replace(UNAVAILABLE_REMEDY, _UNAVAILABLE), EXIT_UNAVAILABLE
     if error.code == "bad_offset":
         return f"{error.message.split('; use')[0]} (example: pimem read ID --offset 0)", EXIT_USAGE
     if command == "forget":  # nothing by that id: nothing to act on
@@ -494,7 +494,8 @@ def _main(argv: Sequence[str] | None) -> int:
         _say(options.json, error.code, message)
         return code
     except IndexUnavailable as error:
-        _say(options.json, "index_unavailable", f"{error}; {_UNAVAILABLE}")
+        answer = protocol_answer(error, remedy=_UNAVAILABLE)["error"]
+        _say(options.json, answer["code"], answer["message"])
         return EXIT_UNAVAILABLE
     except Exception as error:  # the user gets one line, never a traceback
         _say(options.json, "internal", f"{type(error).__name__}: {error}")

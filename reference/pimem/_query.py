@@ -362,7 +362,7 @@ def search(
     }
     return {
         "action": "search",
-        "query": query,
+        "query": None if terms is None else query,  # an empty query is no query (JM-SEARCH-020)
         "match": match,
         "hint": hints.get(match),
         "limit": limit,
