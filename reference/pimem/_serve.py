@@ -33,7 +33,8 @@ _INT_DIGITS = 4300  # sys.get_int_max_str_digits() by default
 PROFILES = ["core", "collector", "backfill", "forget", "context"]
 EVENTS = ["session_start", "message_end", "session_compact", "session_tree", "session_shutdown"]
 COMMAND_DESCRIPTION = (
-    "Memory index: status, index [--verify], rebuild, gc [confirm], forget <entryId|sessionId>"
+    "Memory index: status, index [--verify], rebuild, gc [confirm], forget <entryId|sessionId>; "
+    "view (browse it in a local page)"
 )
 
 

@@ -9,7 +9,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ._echo import echo
+from ._echo import echo, quoted
 from ._errors import IndexUnavailable, ToolError, protocol_answer
 from ._extract import KINDS
 from ._journals import Journal
@@ -288,7 +288,7 @@ def _honest_hint(details: dict[str, Any]) -> str | None:
 
 def _render_search(details: dict[str, Any]) -> list[str]:
     query = details["query"]
-    what = "newest entries" if details["match"] == "list" else f"search {echo(query, limit=200)}"
+    what = "newest entries" if details["match"] == "list" else f"search {quoted(query)}"
     lines = [
         f"{what} · {details['scope']} scope · {len(details['results'])} result(s), match {details['match']}"
     ]
