@@ -266,7 +266,8 @@ def _run(options: argparse.Namespace) -> int:
     _keep_as_last(lines)
     if options.junit:
         write_junit(options.junit, run)
-    print(render_summary(summarise(lines), "pretty"))
+    summary = render_summary(summarise(lines), "pretty")
+    print(summary.replace("; -v shows all)", "; all below)") if options.verbose else summary)
     _print_details(lines, verbose=options.verbose)
     if run.stale_baseline_ids:
         print(f"stale baseline entries (no such case): {', '.join(run.stale_baseline_ids)}")

@@ -312,10 +312,12 @@ def render_summary(summary: dict[str, Any], fmt: str) -> str:
         f"  {name:<12} {r['status']:<15} pass {r['pass']:>4}  fail {r['fail']:>4}  error {r['error']:>4}"
         for name, r in summary["profiles"].items()
     ]
+    areas = summary.get("areas", {})
+    width = max([12, *map(len, areas)])
     rows += ["", "areas:"]
     rows += [
-        f"  {name:<12} {r['status']:<15} pass {r['pass']:>4}  fail {r['fail']:>4}  error {r['error']:>4}"
-        for name, r in summary.get("areas", {}).items()
+        f"  {name:<{width}} {r['status']:<15} pass {r['pass']:>4}  fail {r['fail']:>4}  error {r['error']:>4}"
+        for name, r in areas.items()
     ]
     failing = {
         name: r

@@ -85,6 +85,7 @@ def test_run_v_shows_every_mismatch_with_expected_and_actual(cache: Path) -> Non
     assert f"{case} [fail] step 0 (0-based): " in short.stdout
     assert f"+{count - 1} more mismatch(es); -v shows all" in short.stdout and "expected:" not in short.stdout
     verbose = conformance("run", "--impl", PYTHON_ADAPTER, "-k", case, "-v", cache=cache)
+    assert f"+{count - 1} more mismatch(es); all below" in verbose.stdout
     details = verbose.stdout.split("details (steps are 0-based):")[1]
     assert details.count("expected:") == count and details.count("actual:") == count
     assert "step 0 (0-based): {" in details and '"arguments"' in details
