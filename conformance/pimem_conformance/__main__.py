@@ -1,5 +1,7 @@
-"""`python -m pimem_conformance` is `pimem-conformance`."""
+"""`python -m pimem_conformance`: the `pimem-conformance` command."""
 
-from pimem_conformance._cli import main
+import sys
 
-raise SystemExit(main())
+from pimem_conformance import main
+
+sys.exit(main())

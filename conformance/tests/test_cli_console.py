@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pimem_conformance._connector import AdapterError, InProcessConnector
-from pimem_conformance._paths import examples_dir
+from pimem_conformance import AdapterError, InProcessConnector, examples_dir
 
 PYTHON_EXAMPLE = examples_dir() / "minimal_adapter.py"
 PYTHON_ADAPTER = f"{sys.executable} {PYTHON_EXAMPLE}"

@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from pimem_conformance._paths import repo_root
+from pimem_conformance import repo_root
 
 ROOT = repo_root()
 
