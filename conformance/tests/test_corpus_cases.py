@@ -41,7 +41,8 @@ def test_the_tally_counts_a_failing_step_against_its_item_and_a_case_that_did_no
     tally = corpus_tally([(jwt.id, True, [0, 1]), (uuid.id, False, []), *others])
     assert tally is not None
     assert tally["secret_kinds"]["jwt"]["caught"] == tally["secret_kinds"]["jwt"]["planted"] - 1
-    assert tally["lookalike_kinds"]["uuid-v4"]["false_positives"] == 16
+    uuids = sum(item.kind == "uuid-v4" for item in secrets_corpus.load().lookalikes)
+    assert uuids > 0 and tally["lookalike_kinds"]["uuid-v4"]["false_positives"] == uuids
     assert tally["secrets"]["caught"] == tally["secrets"]["planted"] - 1
     assert corpus_tally([("finds", True, [])]) is None
 
