@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -429,6 +430,42 @@ def _idless_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _index, "parse_line", make)
 
 
+# ---- words in every script ---------------------------------------------------------------------
+
+
+def _cjk_characters_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run without spaces matches wherever all its characters occur, apart or not."""
+
+    def make(original: Any) -> Any:
+        def terms(query: str) -> Any:
+            found = original(query)
+            return [
+                dataclasses.replace(term, match=" AND ".join(f'"{unit}"' for unit in term.atoms), check=False)
+                if term.check and term.whole is None
+                else term
+                for term in found
+            ]
+
+        return terms
+
+    _wrap(monkeypatch, _query, "analysed_terms", make)
+
+
+def _without_marks(text: str) -> str:
+    return "".join(" " if unicodedata.category(char)[0] == "M" else char for char in text)
+
+
+def _marks_split_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Combining marks separate words, as unicode61 does by default (हिन्दी becomes ह न द)."""
+    _wrap(monkeypatch, _index, "index_text", lambda original: lambda text: original(_without_marks(text)))
+    _wrap(monkeypatch, _query, "analysed_terms", lambda original: lambda q: original(_without_marks(q)))
+
+
+def _parts_in_any_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An identifier term matches wherever its parts occur, in any order (no contiguity check)."""
+    monkeypatch.setattr(_query, "contains_run", lambda words, wanted, whole: True)
+
+
 # ---- redaction ----------------------------------------------------------------------------------
 
 
@@ -785,6 +822,27 @@ BROKEN: tuple[Broken, ...] = (
         ("indexing", "journals"),
         _ids("JM-JOURNAL-011"),
         _unverified(_idless_lines_indexed),
+    ),
+    Broken(
+        "cjk-characters-only",
+        "a run without spaces matches wherever its characters occur, apart or in another order",
+        ("search",),
+        _ids("JM-SEARCH-040"),
+        _cjk_characters_only,
+    ),
+    Broken(
+        "marks-split-words",
+        "combining marks separate words (unicode61's default categories)",
+        ("search",),
+        _ids("JM-SEARCH-041"),
+        _marks_split_words,
+    ),
+    Broken(
+        "identifier-parts-in-any-order",
+        "an identifier term matches wherever its parts occur, in any order",
+        ("search",),
+        _ids("JM-SEARCH-042"),
+        _parts_in_any_order,
     ),
     Broken(
         "secrets-indexed",

@@ -32,6 +32,7 @@ import apsw
 from ._extract import WITHHELD, extract, sensitive_call_ids
 from ._journals import Journal, parse_line, read_chunk, read_header, read_line_at
 from ._redact import redact_many
+from ._terms import index_text
 
 __all__ = [
     "BULK_BYTES",
@@ -46,7 +47,7 @@ __all__ = [
     "preparing",
 ]
 
-SCHEMA_VERSION = "pimem-6"
+SCHEMA_VERSION = "pimem-7"
 _BUSY_MS = 10_000
 # Lines per transaction: fewer commits (and FTS5 segments) against holding the write lock longer
 _BATCH_BYTES = 4 << 20
@@ -84,7 +85,7 @@ CREATE INDEX entries_by_parent ON entries(file_id, parent_id);
 CREATE TABLE withheld_calls(file_id INTEGER NOT NULL, call_id TEXT NOT NULL, PRIMARY KEY(file_id, call_id))
   WITHOUT ROWID;
 CREATE VIRTUAL TABLE terms USING fts5(text, content='', contentless_delete=1, detail=none,
-  tokenize='unicode61 remove_diacritics 2');
+  tokenize='unicode61 remove_diacritics 2 categories ''L* N* Co M*''');
 """
 
 
@@ -670,7 +671,7 @@ class Index:
             # FTS5 starts a new segment whenever a rowid is not above the previous one: insert in order
             order = sorted(range(len(rows)), key=lambda number: int(rows[number][0]))
             self.db.executemany(f"INSERT INTO entries VALUES({','.join('?' * 10)})", [rows[n] for n in order])
-            terms = [(rows[n][0], texts[n]) for n in order if texts[n] is not None]
+            terms = [(rows[n][0], index_text(text)) for n in order if (text := texts[n]) is not None]
             self.db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
             self.db.executemany("INSERT OR IGNORE INTO withheld_calls VALUES(?,?)", new)
             last = prepared.last or (state.last_offset, state.last_length, state.last_hash)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,15 +21,17 @@ from ._extract import Extracted, extract
 from ._index import DAY_SHIFT, MAX_MS, Index, canonical_timestamp, day_rowids
 from ._journals import parse_line, read_line_at
 from ._redact import redact, redact_slices
+from ._terms import Term, atoms, contains_run, query_sequence, sequence_in, split_terms, stem_prefix
+from ._terms import query_terms as analysed_terms
 
 __all__ = [
-    "CANDIDATE_CAP",
+    "ALL_CAP",
+    "CHECK_CAP",
     "PAGE_CHARS",
+    "TERM_CAP",
     "ToolError",
     "View",
     "around",
-    "fts_all",
-    "fts_any",
     "query_terms",
     "read",
     "scope_condition",
@@ -38,9 +39,11 @@ __all__ = [
     "summaries",
 ]
 
-CANDIDATE_CAP = 400  # a search ranks at most the 400 newest in-scope entries that match
+ALL_CAP = 2000  # entries holding every term that are ranked: the newest of them
+TERM_CAP = 2000  # holders of each term in the any-term fallback: every one of a rarer term's
+CHECK_CAP = 200  # best candidates whose lines are read (contiguity, the whole query in sequence)
+_DF_CAP = 20_000  # a term's entries are counted up to this, for its IDF
 PAGE_CHARS = 16_000
-_RECENCY_DAYS = 30.0  # an entry this old ranks half as high as an equally relevant one from now
 _K1, _B = 1.2, 0.75  # BM25's saturation and length normalisation
 _EXCERPT_CHARS = 240
 _EXCERPT_LEAD = 60
@@ -137,37 +140,9 @@ def _path_tag(path: str) -> str:
 # -- query text ----------------------------------------------------------------------------------
 
 
-def _token_char(char: str) -> bool:
-    """The characters FTS5's unicode61 tokenizer keeps in a token (categories L*, N*, Co)."""
-    category = unicodedata.category(char)
-    return category[0] in "LN" or category == "Co"
-
-
 def query_terms(query: str) -> list[str]:
-    """Letter/digit runs of the query, in order, without repeats: the query is literal text."""
-    terms: list[str] = []
-    run: list[str] = []
-    for char in unicodedata.normalize("NFC", query) + " ":
-        if _token_char(char):
-            run.append(char)
-        elif run:
-            term = "".join(run)
-            if term.casefold() not in (known.casefold() for known in terms):
-                terms.append(term)
-            run = []
-    return terms
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def fts_all(terms: list[str]) -> str:
-    return " ".join(_quote(term) for term in terms)
-
-
-def fts_any(terms: list[str]) -> str:
-    return " OR ".join(_quote(term) for term in terms)
+    """The query's terms as text, in order, without repeats (the query is literal text)."""
+    return split_terms(query)
 
 
 # -- rows and lines ------------------------------------------------------------------------------
@@ -309,20 +284,22 @@ class _Hit:
     ms: int
     path: str
     offset: int
+    length: int
+    file_id: int
 
 
-def _newest(view: View, match: str, where: str, params: tuple[Any, ...]) -> list[_Hit]:
-    """The newest in-scope entries that match, at most CANDIDATE_CAP (FTS5 walks newest first)."""
-    where, tail = where.replace("{rowid}", "terms.rowid"), f"ORDER BY terms.rowid DESC LIMIT {CANDIDATE_CAP}"
+def _matching(view: View, match: str, where: str, params: tuple[Any, ...], cap: int) -> list[_Hit]:
+    """The newest in-scope entries that match, at most `cap` (FTS5 walks newest first)."""
+    where, tail = where.replace("{rowid}", "terms.rowid"), f"ORDER BY terms.rowid DESC LIMIT {cap}"
     sql = (
-        "SELECT e.rowid, e.chars, e.ts, e.file_id, e.offset"
+        "SELECT e.rowid, e.chars, e.ts, e.file_id, e.offset, e.length"
         " FROM terms JOIN entries e ON e.rowid = terms.rowid"
         f" WHERE terms MATCH ? AND {view.scope_sql} {where} {tail}"
     )
     paths = view.index.paths()
     return [
-        _Hit(rowid, chars, ms, paths[file_id], offset)
-        for rowid, chars, ms, file_id, offset in view.index.rows(sql, (match, *params))
+        _Hit(rowid, chars, ms, paths[file_id], offset, length, file_id)
+        for rowid, chars, ms, file_id, offset, length in view.index.rows(sql, (match, *params))
     ]
 
 
@@ -347,48 +324,183 @@ def _latest(view: View, where: str, params: tuple[Any, ...], count: int) -> list
     return _newest_first({values[0]: _row(values) for values in found}.values())[:count]
 
 
-def _ranked(view: View, hits: list[_Hit], weight: Callable[[_Hit], float]) -> list[_Hit]:
-    """BM25 with one occurrence per term (FTS5 detail=none keeps no counts), halved over 30 days;
-    equal scores newer first, then in an order that survives a rebuild (rowids do not)."""
-    if not hits:
-        return []
-    now_ms = view.now.timestamp() * 1000
-    average = max(1.0, sum(hit.chars for hit in hits) / len(hits))
+def _words(view: View, hits: list[_Hit]) -> dict[int, list[tuple[str, ...]]]:
+    """The words of candidates' entries (see `atoms`), through the same line check as every shown
+    text; a candidate whose line no longer carries its entry is left out.
 
-    def score(hit: _Hit) -> float:
-        length = (_K1 + 1) / (1 + _K1 * (1 - _B + _B * hit.chars / average))
-        age = max(0.0, (now_ms - hit.ms) / _DAY_MS)
-        return weight(hit) * length / (1 + age / _RECENCY_DAYS)
+    The check reads the extracted text before redaction: it only narrows and orders candidates
+    that the index (redacted terms only) already found, and nothing of it is shown."""
+    words: dict[int, list[tuple[str, ...]]] = {}
+    for row in _fetch(view, hits):
+        entry = _load(view, row)
+        if entry is not None:
+            words[row.rowid] = atoms(entry.text)
+    return words
 
-    return sorted(hits, key=lambda hit: (score(hit), hit.ms, hit.path, hit.offset), reverse=True)
+
+def _length_weight(hit: _Hit, average: float) -> float:
+    """BM25's length normalisation with one occurrence per term (FTS5 detail=none keeps no counts)."""
+    return (_K1 + 1) / (1 + _K1 * (1 - _B + _B * hit.chars / average))
+
+
+def _by_length_then_age(hits: list[_Hit]) -> list[_Hit]:
+    """Shorter entries first (a focused answer), then newer, then in an order that survives a
+    rebuild (rowids do not)."""
+    average = max(1.0, sum(hit.chars for hit in hits) / max(1, len(hits)))
+    return sorted(
+        hits, key=lambda hit: (_length_weight(hit, average), hit.ms, hit.path, hit.offset), reverse=True
+    )
+
+
+def _unchecked(view: View, checks: list[Term], hits: Iterable[_Hit]) -> dict[int, list[Term]]:
+    """rowid → the terms whose contiguity its line must show: every term that needs a check,
+    except an identifier the entry holds as one whole token."""
+    rowids = [hit.rowid for hit in hits]
+    pending: dict[int, list[Term]] = {}
+    for term in checks:
+        whole = _holding(view, term.whole, rowids) if term.whole is not None else set()
+        for rowid in rowids:
+            if rowid not in whole:
+                pending.setdefault(rowid, []).append(term)
+    return pending
+
+
+def _all_terms(
+    view: View, terms: list[Term], sequence: list[str], where: str, params: tuple[Any, ...]
+) -> tuple[list[_Hit], bool]:
+    """Entries that hold every term, those holding the whole query as one sequence first; and
+    whether more may exist than were ranked."""
+    hits = _by_length_then_age(_matching(view, " AND ".join(t.match for t in terms), where, params, ALL_CAP))
+    more = len(hits) == ALL_CAP
+    pending = _unchecked(view, [term for term in terms if term.check], hits)
+    if not hits or (not pending and len(terms) == 1):
+        return hits, more
+    read, unread = hits[:CHECK_CAP], hits[CHECK_CAP:]
+    words = _words(view, read)
+    exact: list[_Hit] = []
+    apart: list[_Hit] = []
+    for hit in read:
+        line, needed = words.get(hit.rowid), pending.get(hit.rowid, [])
+        if line is None:
+            if not needed:
+                apart.append(hit)
+        elif all(contains_run(line, term.atoms, term.text.lower()) for term in needed):
+            (exact if len(terms) > 1 and sequence_in(line, sequence) else apart).append(hit)
+    # an entry whose line was not read cannot be said to match a term that needs its line
+    shown = [hit for hit in unread if hit.rowid not in pending]
+    return exact + apart + shown, more or len(shown) < len(unread)
+
+
+def _document_frequency(view: View, match: str) -> int:
+    """How many entries of the whole index match, counted up to _DF_CAP."""
+    sql = f"SELECT count(*) FROM (SELECT rowid FROM terms WHERE terms MATCH ? LIMIT {_DF_CAP})"
+    return int(view.index.rows(sql, (match,))[0][0])
+
+
+_entry_counts: dict[tuple[int, int], int] = {}
+
+
+def _entry_count(view: View) -> int:
+    """Entries in the index, counted again only after a write (for IDF)."""
+    key = (id(view.index), view.index.reads)
+    if key not in _entry_counts:
+        _entry_counts.clear()
+        _entry_counts[key] = int(view.index.rows("SELECT count(*) FROM entries WHERE kind IS NOT NULL")[0][0])
+    return _entry_counts[key]
+
+
+def _holding(view: View, match: str, rowids: list[int]) -> set[int]:
+    """Which of these entries match (for candidates a capped list may have missed)."""
+    if not rowids:
+        return set()
+    listed = ",".join(map(str, rowids))
+    sql = f"SELECT rowid FROM terms WHERE terms MATCH ? AND rowid IN ({listed})"
+    return {rowid for (rowid,) in view.index.rows(sql, (match,))}
+
+
+def _fallback_match(term: Term) -> str:
+    """A term as the any-term fallback matches it: its own form, or any word with its Porter stem."""
+    prefix = None if term.check else stem_prefix(term.text)
+    return term.match if prefix is None else f'({term.match} OR "{prefix}" *)'
+
+
+def _any_term(view: View, terms: list[Term], where: str, params: tuple[Any, ...]) -> tuple[list[_Hit], bool]:
+    """Entries that hold some term, ranked by the summed IDF of the distinct terms they hold (stop
+    words only when nothing else matches), then by length, then newest. Every term's rarest
+    holders are candidates, so recency never decides which entries are ranked."""
+    content = [term for term in terms if not term.stop_word]
+    for chosen in (content, [term for term in terms if term.stop_word]):
+        matches = [_fallback_match(term) for term in chosen]
+        frequencies = [_document_frequency(view, match) for match in matches]
+        weighted = [(f, t, m) for f, t, m in zip(frequencies, chosen, matches, strict=True) if f > 0]
+        if weighted:
+            break
+    else:
+        return [], False
+    total = max(_entry_count(view), max(f for f, _, _ in weighted))
+    found: dict[int, _Hit] = {}
+    held: dict[int, set[int]] = {}
+    capped: list[int] = []
+    weights = [math.log(1 + total / frequency) for frequency, _, _ in weighted]
+    for number, (_, _, match) in enumerate(weighted):
+        listed = _matching(view, match, where, params, TERM_CAP)
+        for hit in listed:
+            found.setdefault(hit.rowid, hit)
+            held.setdefault(hit.rowid, set()).add(number)
+        if len(listed) == TERM_CAP:
+            capped.append(number)
+    for number in capped:  # older holders of a common term among the candidates of the others
+        missing = [rowid for rowid, numbers in held.items() if number not in numbers]
+        for rowid in _holding(view, weighted[number][2], missing):
+            held[rowid].add(number)
+    checked = [n for n, (_, term, _) in enumerate(weighted) if term.check]
+
+    def ranked() -> list[_Hit]:
+        average = max(1.0, sum(hit.chars for hit in found.values()) / max(1, len(found)))
+        return sorted(
+            (hit for hit in found.values() if held[hit.rowid]),
+            key=lambda hit: (
+                sum(weights[n] for n in held[hit.rowid]),
+                _length_weight(hit, average),
+                hit.ms,
+                hit.path,
+                hit.offset,
+            ),
+            reverse=True,
+        )
+
+    order = ranked()
+    pending = _unchecked(view, [weighted[n][1] for n in checked], order)
+    if pending:  # a term that needs its line checked counts only where the line holds it
+        read = [hit for hit in order[:CHECK_CAP] if hit.rowid in pending]
+        words = _words(view, read)
+        number_of = {id(weighted[n][1]): n for n in checked}
+        for rowid, needed in pending.items():
+            line = words.get(rowid)
+            for term in needed:
+                if line is None or not contains_run(line, term.atoms, term.text.lower()):
+                    held[rowid].discard(number_of[id(term)])
+        order = ranked()
+    return order, bool(capped)
 
 
 def _search_once(
-    view: View, terms: list[str] | None, where: str, params: tuple[Any, ...], limit: int
-) -> tuple[str, list[_Row], int]:
-    """(match, the first `limit` rows, how many there are)."""
-    if terms is None:
+    view: View, query: str | None, where: str, params: tuple[Any, ...], limit: int
+) -> tuple[str, list[_Row], bool]:
+    """(match, the first `limit` rows, whether there are more)."""
+    if query is None:
         rows = _latest(view, where, params, limit + 1)
-        return "list", rows[:limit], len(rows)
+        return "list", rows[:limit], len(rows) > limit
+    terms = analysed_terms(query)
     if not terms:
-        return "none", [], 0
-    hits = _ranked(view, _newest(view, fts_all(terms), where, params), lambda hit: 1.0)
+        return "none", [], False
+    hits, more = _all_terms(view, terms, query_sequence(query), where, params)
     match = "all"
     if not hits and len(terms) > 1:
-        # any term: each term's newest candidates; rarer terms weigh more (an IDF from capped counts)
-        found: dict[int, _Hit] = {}
-        weights: dict[int, float] = {}
-        for term in terms:
-            candidates = _newest(view, fts_any([term]), where, params)
-            for hit in candidates:
-                found[hit.rowid] = hit
-                weights[hit.rowid] = weights.get(hit.rowid, 0.0) + math.log(
-                    1 + CANDIDATE_CAP / len(candidates)
-                )
-        hits, match = _ranked(view, list(found.values()), lambda hit: weights[hit.rowid]), "any"
+        (hits, more), match = _any_term(view, terms, where, params), "any"
     if not hits:
-        return "none", [], 0
-    return match, _fetch(view, hits[:limit]), len(hits)
+        return "none", [], False
+    return match, _fetch(view, hits[:limit]), more or len(hits) > limit
 
 
 def search(
@@ -400,14 +512,14 @@ def search(
     until: int | None,
     limit: int,
 ) -> dict[str, Any]:
-    terms = None if query is None or not query.strip() else query_terms(query)
+    text = None if query is None or not query.strip() else query
     where, params = _filters(kind, since, until)
-    match, rows, total = _search_once(view, terms, where, params, limit)
+    match, rows, more = _search_once(view, text, where, params, limit)
     loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
     if len(loaded) < len(rows):  # a journal changed under its pointers and was just reindexed: again
-        match, rows, total = _search_once(view, terms, where, params, limit)
+        match, rows, more = _search_once(view, text, where, params, limit)
         loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
-    excerpts = _excerpts([entry.text for _, entry in loaded], terms or [])
+    excerpts = _excerpts([entry.text for _, entry in loaded], query_terms(query or ""))
     results = [_result(row, entry, excerpt) for (row, entry), excerpt in zip(loaded, excerpts, strict=True)]
     hints = {
         "any": "No entry has every term; these have at least one. Try fewer or different words.",
@@ -419,7 +531,7 @@ def search(
         "match": match,
         "hint": hints.get(match),
         "limit": limit,
-        "truncated": total > limit,
+        "truncated": more,
         "results": results,
     }
 

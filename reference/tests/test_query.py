@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import apsw
 import pytest
-from pimem._query import fts_all, fts_any, query_terms
+from pimem._query import query_terms
+from pimem._terms import index_text
+from pimem._terms import query_terms as analysed_terms
 
 
 @pytest.mark.parametrize(
@@ -17,30 +19,33 @@ from pimem._query import fts_all, fts_any, query_terms
         ("text:column (group) -minus", ["text", "column", "group", "minus"]),
         ("snake_case-and.dots", ["snake", "case", "and", "dots"]),
         ("Grüße 日本語 café", ["Grüße", "日本語", "café"]),
+        ("pool连接池is", ["pool", "连接池", "is"]),  # a run of a script without spaces is its own term
+        ("हिन्दी भाषा", ["हिन्दी", "भाषा"]),  # combining marks belong to their word
         ("Repeat repeat REPEAT", ["Repeat"]),
         ("!!! ...", []),
     ],
 )
-def test_query_terms_are_letter_digit_runs(query: str, terms: list[str]) -> None:
+def test_query_terms_are_word_runs(query: str, terms: list[str]) -> None:
     assert query_terms(query) == terms
 
 
-def test_quoting() -> None:
-    assert fts_all(["a", 'b"c']) == '"a" "b""c"'
-    assert fts_any(["a", "OR"]) == '"a" OR "OR"'
+def test_a_quote_inside_a_term_is_doubled() -> None:
+    assert [term.match for term in analysed_terms('a b"c')] == ['"a"', '"b"', '"c"']
+    assert analysed_terms("OR")[0].match == '"OR"'
 
 
 @pytest.mark.parametrize(
-    "query", ['"unbalanced', "a OR b", "NEAR(x y)", "pre*", "^x", "text:y", "(z)", "AND", "-"]
+    "query", ['"unbalanced', "a OR b", "NEAR(x y)", "pre*", "^x", "text:y", "(z)", "AND", "-", "zAnd0r"]
 )
 def test_hostile_queries_run_as_literal_matches(query: str) -> None:
     db = apsw.Connection(":memory:")
     db.execute(
         "CREATE VIRTUAL TABLE t USING fts5(text, content='', detail=none,"
-        " tokenize='unicode61 remove_diacritics 2')"
+        " tokenize='unicode61 remove_diacritics 2 categories ''L* N* Co M*''')"
     )
-    db.execute("INSERT INTO t(rowid, text) VALUES (1, 'a OR b near x y pre text y z and unbalanced')")
-    terms = query_terms(query)
-    for match in (fts_all(terms), fts_any(terms)) if terms else ():
+    text = "a OR b near x y pre text y z and unbalanced zAnd0r"
+    db.execute("INSERT INTO t(rowid, text) VALUES (1, ?)", (index_text(text),))
+    terms = analysed_terms(query)
+    for match in (" AND ".join(t.match for t in terms), " OR ".join(t.match for t in terms)) if terms else ():
         rows = list(db.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)))
         assert rows == [(1,)]
