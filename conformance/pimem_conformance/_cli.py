@@ -20,7 +20,7 @@ from pimem_conformance._connector import connector_for, in_process_entry_point
 from pimem_conformance._coverage import ReferenceCoverage
 from pimem_conformance._lint import LintReport, lint_spec, render_lint
 from pimem_conformance._paths import spec_dir
-from pimem_conformance._releases import freeze_release, release_case_ids
+from pimem_conformance._releases import freeze_release, release_case_ids, scored
 from pimem_conformance._report import (
     RunSettings,
     read_report,
@@ -146,6 +146,10 @@ def _run(options: argparse.Namespace) -> int:
         cases = [case for case in cases if case.id in released]
         if later:
             print(f"not scored as of spec {options.as_of} (added later): {len(later)} case(s)")
+    withdrawn = [case.id for case in cases if not scored(case, options.as_of)]
+    cases = [case for case in cases if scored(case, options.as_of)]
+    if withdrawn:
+        print(f"not scored (withdrawn): {', '.join(withdrawn)}")
     if not cases:
         print(f"no case matches (-k {options.pattern!r}, --profile {options.profile})", file=sys.stderr)
         return EXIT_USAGE

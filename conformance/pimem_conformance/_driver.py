@@ -10,6 +10,7 @@ from typing import Any
 
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._cases import Case, CaseError
+from pimem_conformance._conformity import manifest_mismatches, response_mismatches
 from pimem_conformance._connector import AdapterError
 from pimem_conformance._expect import (
     CAPTURE_KEY,
@@ -133,6 +134,16 @@ def _open_instances(adapter: Adapter, case: Case, workspace: Workspace, setup: d
             adapter.send("idle", instance=instance)
 
 
+def _always_checked(request: dict[str, Any], response: dict[str, Any], schemas: SchemaSet) -> list[Mismatch]:
+    """What every response must satisfy whatever its step expects (see `_conformity`)."""
+    cmd = request.get("cmd")
+    if cmd in ("tool", "command") and request.get("name") in (TOOL_NAME, COMMAND_NAME):
+        return response_mismatches(str(cmd), request, response, schemas)
+    if cmd == "manifest" and response.get("errored") is not True:
+        return manifest_mismatches(response, schemas)
+    return []
+
+
 def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path | None = None) -> CaseRun:
     """Run every step of `case` in a fresh workspace; an AdapterError ends the case as `error`.
 
@@ -167,12 +178,12 @@ def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path 
             request, response = _send(adapter, step, default_instance)
             responses[index] = response
             expect = step.get("expect")
-            if expect is None and "error" not in response:
-                continue
-            schema_target = "details" if "tool" in step or "command" in step else None
-            mismatches = check_expectation(
-                expect or {}, response, schemas=schemas, schema_target=schema_target
-            )
+            mismatches = _always_checked(request, response, schemas)
+            if expect is not None or "error" in response:
+                schema_target = "details" if "tool" in step or "command" in step else None
+                mismatches += check_expectation(
+                    expect or {}, response, schemas=schemas, schema_target=schema_target
+                )
             if mismatches:
                 run.failures.append(StepFailure(index, request, tuple(mismatches)))
     except AdapterError as exc:

@@ -10,6 +10,9 @@
 - `requirements-ledger.json` shows no ID removed, renumbered or reused;
 - every schema under `spec/schemas/` is valid under its metaschema, and every `$ref` in an
   expected schema names one of them;
+- a withdrawn case (`withdrawn: "<version>"`) was withdrawn after the version that introduced it,
+  says what replaced it (`replaced_by`, live cases) or why not (`comment`), and is no live
+  case's twin; every MUST keeps at least one live case;
 - every requirement of a frozen release (`spec/releases/*.json`) is still in the ledger with the
   same keyword level; frozen cases that changed or disappeared since are reported.
 """
@@ -30,7 +33,7 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from pimem_conformance._cases import Case, case_file_problems
 from pimem_conformance._expect import CAPTURE_KEY, parse_capture
 from pimem_conformance._paths import fixtures_dir
-from pimem_conformance._releases import ReleaseChange, check_releases
+from pimem_conformance._releases import FIRST_VERSION, ReleaseChange, check_releases, version_key
 from pimem_conformance._workspace import CREATING_OPS
 
 __all__ = ["AREAS", "LintReport", "Requirement", "lint_spec", "parse_requirements", "render_lint"]
@@ -157,6 +160,44 @@ def _check_requirements(requirements: list[Requirement], problems: list[str]) ->
         if requirement.level == "must" and not requirement.cases and not requirement.excluded:
             problems.append(
                 f"{where}: {requirement.id} is a MUST without cases and without 'Excluded: <reason>'"
+            )
+
+
+def _live(case: Case) -> bool:
+    return "withdrawn" not in case.raw
+
+
+def _check_withdrawn(cases: list[Case], requirements: list[Requirement], problems: list[str]) -> None:
+    by_id = {case.id: case for case in cases}
+    for case in cases:
+        if _live(case):
+            twin = by_id.get(case.twin or "")
+            if twin is not None and not _live(twin):
+                problems.append(f"case {case.id}: its twin {twin.id} is withdrawn")
+            continue
+        withdrawn, since = case.raw["withdrawn"], case.raw.get("since", FIRST_VERSION)
+        try:
+            if version_key(withdrawn) <= version_key(since):
+                problems.append(
+                    f"case {case.id} is withdrawn in {withdrawn}, not after the version that introduced it "
+                    f"({since}): a case never released is changed or removed, not withdrawn"
+                )
+        except ValueError as exc:
+            problems.append(f"case {case.id}: {exc}")
+        replacements = case.raw.get("replaced_by", [])
+        if not replacements and not case.raw.get("comment"):
+            problems.append(
+                f"withdrawn case {case.id} names no replacement (replaced_by) and gives no reason (comment)"
+            )
+        for replacement in replacements:
+            if replacement not in by_id or not _live(by_id[replacement]):
+                problems.append(f"withdrawn case {case.id} is replaced by {replacement!r}, not a live case")
+    for requirement in requirements:
+        if requirement.level != "must" or not requirement.cases:
+            continue
+        if not any(_live(by_id[case_id]) for case_id in requirement.cases if case_id in by_id):
+            problems.append(
+                f"{requirement.document}:{requirement.line}: {requirement.id} lists only withdrawn cases"
             )
 
 
@@ -349,6 +390,7 @@ def lint_spec(spec: Path) -> LintReport:
     _check_requirements(requirements, problems)
     cases = _load_all_cases(spec, problems)
     _check_cases(cases, requirements, problems)
+    _check_withdrawn(cases, requirements, problems)
     _check_schema_refs(spec, cases, problems)
     ledger = _check_ledger(spec, requirements, problems)
     _check_schemas(spec, problems)

@@ -10,7 +10,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["SHARED_JOURNALS_ENV", "fixtures_dir", "repo_root", "shared_journals_dir", "spec_dir"]
+__all__ = [
+    "SHARED_JOURNALS_1X_ENV",
+    "SHARED_JOURNALS_ENV",
+    "fixtures_dir",
+    "repo_root",
+    "shared_journals_1x_dir",
+    "shared_journals_dir",
+    "spec_dir",
+]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _BUNDLED_DATA = _PACKAGE_DIR / "_data"
@@ -19,6 +27,7 @@ _CHECKOUT_ROOT = _PACKAGE_DIR.parents[1]
 
 # Names the folder of real journals; used by tests, never by the suite's cases.
 SHARED_JOURNALS_ENV = "PIMEM_SHARED_JOURNALS"
+SHARED_JOURNALS_1X_ENV = "PIMEM_SHARED_JOURNALS_1X"
 
 
 def repo_root() -> Path | None:
@@ -44,18 +53,28 @@ def fixtures_dir() -> Path:
     return _data_root() / "fixtures"
 
 
-def shared_journals_dir() -> Path | None:
-    """The folder of real Pi journals (with `sessions/` and `flat/`), or None when unavailable.
-
-    `$PIMEM_SHARED_JOURNALS` wins; otherwise a checkout looks for `shared/pi-journals` beside
-    itself. A user's fresh clone has neither, and the tests that need it skip.
-    """
-    configured = os.environ.get(SHARED_JOURNALS_ENV)
+def _shared(env: str, folder: str) -> Path | None:
+    configured = os.environ.get(env)
     if configured:
         candidate = Path(configured)
         return candidate if candidate.is_dir() else None
     root = repo_root()
     if root is None:
         return None
-    candidate = root.parent / "shared" / "pi-journals"
+    candidate = root.parent / "shared" / folder
     return candidate if candidate.is_dir() else None
+
+
+def shared_journals_dir() -> Path | None:
+    """The folder of real Pi 0.73.1 journals (with `sessions/` and `flat/`), or None when unavailable.
+
+    `$PIMEM_SHARED_JOURNALS` wins; otherwise a checkout looks for `shared/pi-journals` beside
+    itself. A user's fresh clone has neither, and the tests that need it skip.
+    """
+    return _shared(SHARED_JOURNALS_ENV, "pi-journals")
+
+
+def shared_journals_1x_dir() -> Path | None:
+    """The folder of real Pi 1.6.0 journals: `$PIMEM_SHARED_JOURNALS_1X`, else `shared/pi-journals-1x`
+    beside the checkout; None when neither is there."""
+    return _shared(SHARED_JOURNALS_1X_ENV, "pi-journals-1x")

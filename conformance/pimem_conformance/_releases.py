@@ -23,15 +23,42 @@ __all__ = [
     "check_releases",
     "freeze_release",
     "release_case_ids",
+    "scored",
+    "version_key",
 ]
 
 _RELEASES = "releases"
 FIRST_VERSION = "0.1.0"  # the version of a case without `since`
 
 
+# Withdrawing a case is not a change of its content: these keys stay out of its hash, so a
+# frozen release keeps scoring the case as it was released.
+_NOT_HASHED = ("withdrawn", "replaced_by")
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """`0.10.1` -> (0, 10, 1), so versions compare as SemVer cores do (ValueError if malformed)."""
+    parts = version.split(".")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        raise ValueError(f"malformed spec version {version!r} (expected MAJOR.MINOR.PATCH)")
+    return tuple(int(part) for part in parts)
+
+
+def scored(case: Case, as_of: str | None) -> bool:
+    """Whether a run scores `case`: a case withdrawn in version W counts only as of a version before W.
+
+    Without `as_of` (the spec as it is now) a withdrawn case is never scored."""
+    withdrawn = case.raw.get("withdrawn")
+    if withdrawn is None:
+        return True
+    return as_of is not None and version_key(as_of) < version_key(withdrawn)
+
+
 def case_hash(case: Case) -> str:
-    """SHA-256 of the case's canonical JSON (sorted keys, no whitespace, raw UTF-8)."""
-    canonical = json.dumps(case.raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """SHA-256 of the case's canonical JSON (sorted keys, no whitespace, raw UTF-8), without the
+    keys that withdraw it."""
+    content = {key: value for key, value in case.raw.items() if key not in _NOT_HASHED}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 

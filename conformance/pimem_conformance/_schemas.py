@@ -45,6 +45,10 @@ class SchemaSet:
     def has(self, schema_id: str) -> bool:
         return schema_id in self._schemas
 
+    def schema(self, schema_id: str) -> dict[str, Any]:
+        """The schema itself (KeyError when the set has none with this `$id`)."""
+        return self._schemas[schema_id][1]
+
     def validator(self, schema_id: str) -> Draft202012Validator:
         if schema_id not in self._validators:
             if schema_id not in self._schemas:

@@ -17,6 +17,11 @@ Other implementations can reuse them to property-test their own journal readers:
   appends, a partial last line, truncation and in-place rewrites, in the vocabulary of the case
   format's `mutate` step.
 
+They write what Pi 0.73.1 writes and what Pi 1.x adds, mixed: `usage` and `context_edit`
+entries, the `system` role, `namespace` on tool calls, `usage` and `nestedCalls` on tool results,
+`deferred` answers, compactions with `usage` and `systemMessage` that may keep nothing before
+themselves, and `--session-id` session ids.
+
 Every line they produce validates against `pi-journal-line.schema.json`; serialise lines with
 `JSON.stringify` semantics (`pimem_conformance._jsjson.dumps_like_js`) to get Pi's bytes.
 """
@@ -58,8 +63,10 @@ ENTRY_TYPES = (
     "custom_message",
     "label",
     "session_info",
+    "usage",
+    "context_edit",
 )
-ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage")
+ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage", "system")
 BLOCK_TYPES = ("text", "thinking", "image", "toolCall")
 # Real journals are mostly messages: weight them so roles and blocks show up often.
 _entry_types = st.sampled_from(ENTRY_TYPES + ("message",) * (len(ENTRY_TYPES) - 1))
@@ -92,7 +99,17 @@ def timestamps() -> st.SearchStrategy[str]:
 
 
 def _session_ids() -> st.SearchStrategy[str]:
-    return st.uuids(version=4).map(str)
+    """Mostly UUIDs; sometimes an id given with Pi 1.x's --session-id (dots and underscores)."""
+    custom = st.text("abcdefghijklmnopqrstuvwxyz0123456789._-", min_size=1, max_size=20)
+    return st.uuids(version=4).map(str) | custom.filter(lambda text: text.strip("."))
+
+
+def _usage() -> st.SearchStrategy[Line]:
+    counts = st.fixed_dictionaries(
+        {"input": st.integers(0, 9000), "output": st.integers(0, 900), "totalTokens": st.integers(0, 9900)},
+        optional={"cacheWrite1h": st.integers(0, 99), "reasoning": st.integers(0, 99)},
+    )
+    return counts.map(lambda usage: {**usage, "cost": {"total": 0}})
 
 
 def headers() -> st.SearchStrategy[Line]:
@@ -147,15 +164,17 @@ def _image_block() -> st.SearchStrategy[Line]:
 
 def _tool_call_block() -> st.SearchStrategy[Line]:
     return st.builds(
-        lambda call_id, name, arguments: {
+        lambda call_id, name, arguments, namespace: {
             "type": "toolCall",
             "id": call_id,
             "name": name,
             "arguments": arguments,
+            **({"namespace": namespace} if namespace else {}),
         },
         _words.map(lambda w: f"toolu_{w}"),
         st.sampled_from(["read", "bash", "edit", "write", "grep"]),
         st.dictionaries(_words, _json_values, max_size=3),
+        st.none() | _words,
     )
 
 
@@ -189,24 +208,48 @@ def assistant_messages() -> st.SearchStrategy[Line]:
         }
         if error is not None:
             message["errorMessage"] = error
+        if stop == "deferred":
+            message["deferred"] = {
+                "provider": "anthropic",
+                "modelId": "claude-sonnet-4-5",
+                "api": "x",
+                "id": "r1",
+            }
         return message
 
     return st.builds(
         build,
         st.lists(blocks(), max_size=4),
-        st.sampled_from(["stop", "toolUse", "length", "aborted"]),
+        st.sampled_from(["stop", "toolUse", "length", "aborted", "deferred"]),
         st.none() | _text,
         _epoch_ms,
     )
 
 
 def _tool_result_message() -> st.SearchStrategy[Line]:
-    def build(call_id: str, name: str, content: list[Line], details: Any, error: bool, ms: int) -> Line:
+    def build(
+        call_id: str, name: str, content: list[Line], details: Any, error: bool, ms: int, nested: Any
+    ) -> Line:
         message: Line = {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": content}
         if details is not None:
             message["details"] = details
+        if nested is not None:  # Pi 1.x
+            usage, calls = nested
+            message.update(usage=usage, nestedCalls={"calls": calls, "complete": True})
         message.update({"isError": error, "timestamp": ms})
         return message
+
+    nested_call = st.builds(
+        lambda call_id, name, arguments: {
+            "id": call_id,
+            "name": name,
+            "arguments": arguments,
+            "status": "ok",
+        },
+        _words,
+        _words,
+        st.dictionaries(_words, _json_values, max_size=2),
+    )
 
     return st.builds(
         build,
@@ -215,6 +258,26 @@ def _tool_result_message() -> st.SearchStrategy[Line]:
         st.lists(blocks("text", "image"), max_size=3),
         st.none() | _json_values,
         st.booleans(),
+        _epoch_ms,
+        st.none() | st.tuples(_usage(), st.lists(nested_call, max_size=2)),
+    )
+
+
+def _system_message() -> st.SearchStrategy[Line]:
+    """Pi 1.x: the session's first system message, or a later patch of its sections and tools."""
+    tool = st.builds(lambda name, text: {"name": name, "description": text, "parameters": {}}, _words, _text)
+    return st.builds(
+        lambda sections, added, removed, ms: {
+            "role": "system",
+            "content": "",
+            "sections": sections,
+            **({"toolsAdded": added} if added else {}),
+            **({"toolsRemoved": [{"name": name} for name in removed]} if removed else {}),
+            "timestamp": ms,
+        },
+        st.dictionaries(st.sampled_from(["preamble", "tools", "rules", "docs", "cwd"]), st.none() | _text),
+        st.lists(tool, max_size=2),
+        st.lists(_words, max_size=2),
         _epoch_ms,
     )
 
@@ -258,6 +321,7 @@ def messages(*roles: str) -> st.SearchStrategy[Line]:
         "bashExecution": _bash_message,
         "custom": lambda: _custom_role_message("custom"),
         "hookMessage": lambda: _custom_role_message("hookMessage"),
+        "system": _system_message,
     }
     return st.one_of(*(makers[name]() for name in roles or ROLES))
 
@@ -268,17 +332,20 @@ def _payload(entry_type: str, known_ids: st.SearchStrategy[str]) -> st.SearchStr
     payloads: dict[str, st.SearchStrategy[Line]] = {
         "message": messages().map(lambda m: {"message": m}),
         "compaction": st.builds(
-            lambda summary, kept, tokens, details: {
+            lambda summary, kept, tokens, details, more: {
                 "summary": summary,
                 "firstKeptEntryId": kept,
                 "tokensBefore": tokens,
                 "details": details,
                 "fromHook": False,
+                **more,
             },
             _text,
             known_ids,
             st.integers(0, 500_000),
             summary_details,
+            st.just({})
+            | st.builds(lambda u, m: {"usage": u, "systemMessage": m}, _usage(), _system_message()),
         ),
         "branch_summary": st.builds(
             lambda source, summary, details: {
@@ -312,6 +379,24 @@ def _payload(entry_type: str, known_ids: st.SearchStrategy[str]) -> st.SearchStr
             st.none() | _text,
         ),
         "session_info": st.builds(lambda name: {"name": name}, _text),
+        "usage": st.builds(
+            lambda kind, usage: {
+                "kind": kind,
+                "provider": "anthropic",
+                "model": "claude-sonnet-4-5",
+                "usage": usage,
+            },
+            st.sampled_from(["cache_warm", "compaction", "other"]),
+            _usage(),
+        ),
+        "context_edit": st.builds(
+            lambda target, content: {
+                "targetId": target,
+                "replacement": None if content is None else {"content": content},
+            },
+            known_ids,
+            st.none() | _text | st.lists(blocks("text", "image"), max_size=2),
+        ),
     }
     keys_last = entry_type in ("custom", "custom_message")
     return payloads[entry_type].map(lambda fields: (fields, keys_last))

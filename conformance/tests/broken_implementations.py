@@ -8,8 +8,10 @@ against at least one of them. Only these tests may reach into the reference's in
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
+import json
 import os
 import re
 import unicodedata
@@ -21,6 +23,8 @@ from typing import Any
 
 import pytest
 from pimem import (
+    _echo,
+    _errors,
     _extract,
     _forget,
     _index,
@@ -31,6 +35,7 @@ from pimem import (
     _redact,
     _scope,
     _serve,
+    _store,
     _tool,
 )
 from pimem._serve import ProtocolServer
@@ -113,7 +118,7 @@ def _unverified(*patches: Patch) -> Patch:
 def _read_ignoring_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def read(view: Any, *args: Any) -> Any:
-            everything = [path for (path,) in view.index.rows("SELECT path FROM files")]
+            everything = list(view.index.known())
             return original(dataclasses.replace(view, paths=everything), *args)
 
         return read
@@ -125,8 +130,7 @@ def _source_path_followed(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
             if source is not None and source.startswith("/"):  # a path given as source is read directly
-                wide = dataclasses.replace(view, paths=[source])
-                return [_query._row(v) for v in _query._rows(wide, "AND e.entry_id = ?", (entry_id,))]
+                return original(dataclasses.replace(view, paths=[source]), entry_id, None)
             return original(view, entry_id, source)
 
         return lookup
@@ -138,8 +142,7 @@ def _source_outside_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
             if source is not None:  # a handle is resolved among every indexed journal
-                everything = [path for (path,) in view.index.rows("SELECT path FROM files")]
-                view = dataclasses.replace(view, paths=everything)
+                view = dataclasses.replace(view, paths=list(view.index.known()))
             return original(view, entry_id, source)
 
         return lookup
@@ -148,15 +151,12 @@ def _source_outside_scope(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _around_first_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The children come last-written first, so the walk takes the first-written one.
     _wrap(
         monkeypatch,
-        _query,
-        "_node",
-        lambda original: (
-            lambda view, file_id, sql, key: original(
-                view, file_id, sql.replace("offset DESC", "offset ASC"), key
-            )
-        ),
+        _store.Store,
+        "children",
+        lambda original: lambda self, file_id, parent_id: original(self, file_id, parent_id)[::-1],
     )
 
 
@@ -325,6 +325,121 @@ def _long_lines_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+# ---- Pi 1.x -------------------------------------------------------------------------------------
+
+
+def _system_messages_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Pi 1.x system message is an entry whose text is its prompt sections."""
+
+    def make(original: Any) -> Any:
+        def entry_text(obj: dict[str, Any], withheld: set[str]) -> Any:
+            message = obj.get("message") if obj.get("type") == "message" else None
+            if isinstance(message, dict) and message.get("role") == "system":
+                sections = message.get("sections") or {}
+                return "custom", "\n".join(v for v in sections.values() if isinstance(v, str)), None, None
+            return original(obj, withheld)
+
+        return entry_text
+
+    _wrap(monkeypatch, _extract, "_entry_text", make)
+
+
+def _context_edits_not_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A context_edit's replacement is not indexed (the line is treated as an unknown type)."""
+
+    def make(original: Any) -> Any:
+        def entry_text(obj: dict[str, Any], withheld: set[str]) -> Any:
+            return ("", "", None, None) if obj.get("type") == "context_edit" else original(obj, withheld)
+
+        return entry_text
+
+    _wrap(monkeypatch, _extract, "_entry_text", make)
+
+
+def _pi1x_metadata_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """usage entries, nestedCalls, deferred handles and systemMessage are indexed as JSON text."""
+    extra = ("nestedCalls", "deferred", "systemMessage", "note")
+
+    def make(original: Any) -> Any:
+        def entry_text(obj: dict[str, Any], withheld: set[str]) -> Any:
+            kind, text, role, tool = original(obj, withheld)
+            holder = obj.get("message") if obj.get("type") == "message" else obj
+            parts = [
+                _extract._compact_json(holder[key])
+                for key in extra
+                if isinstance(holder, dict) and key in holder
+            ]
+            if obj.get("type") == "usage":
+                kind = "custom"
+            return kind, "\n".join([text, *parts]).strip(), role, tool
+
+        return entry_text
+
+    _wrap(monkeypatch, _extract, "_entry_text", make)
+
+
+def _namespace_in_call_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool call reads `[tool call] <namespace>.<name> ...`."""
+
+    def make(original: Any) -> Any:
+        def blocks(content: Any, images: bool, calls: bool = False) -> Any:
+            if isinstance(content, list):
+                content = [
+                    {**block, "name": f"{block['namespace']}.{block.get('name')}"}
+                    if isinstance(block, dict) and "namespace" in block
+                    else block
+                    for block in content
+                ]
+            return original(content, images, calls)
+
+        return blocks
+
+    _wrap(monkeypatch, _extract, "_blocks", make)
+
+
+def _session_id_from_file_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session id is the file name after its last `_` (a UUIDv7 has none, a --session-id may)."""
+
+    def make(original: Any) -> Any:
+        def read_header(path: str) -> Any:
+            found = original(path)
+            if found is None:
+                return None
+            header, raw = found
+            return {**header, "id": Path(path).stem.rpartition("_")[2]}, raw
+
+        return read_header
+
+    _wrap(monkeypatch, _journals, "read_header", make)
+    _wrap(monkeypatch, _index, "read_header", make)
+
+
+def _context_edits_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_store.Store, "context_edits", lambda self, file_id, target_ids: [])
+
+
+def _first_context_edit_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of several edits of a target, the first one on the branch counts."""
+
+    def make(original: Any) -> Any:
+        def context_edits(self: Any, file_id: int, target_ids: list[str]) -> Any:
+            return original(self, file_id, target_ids)[::-1]  # the first written first
+
+        return context_edits
+
+    _wrap(monkeypatch, _store.Store, "context_edits", make)
+
+
+class _Everywhere:
+    def __contains__(self, _offset: object) -> bool:
+        return True
+
+
+def _context_edits_branch_blind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every line of the journal counts as on the current branch."""
+    monkeypatch.setattr(_store.Store, "current_branch", lambda self, file_id, since: _Everywhere())
+
+
 # ---- indexing -----------------------------------------------------------------------------------
 
 
@@ -405,9 +520,9 @@ def _journals_from_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
         def discover(self: Any, *args: Any, **named: Any) -> Any:
             found = original(self, *args, **named)
             known = {journal.path for journal in found.journals}
-            for row in self.index.rows("SELECT path, session_id, cwd, started, size, mtime_ns FROM files"):
-                if row[0] not in known:
-                    found.journals.append(_journals.Journal(*row))
+            for row in self.index.store.indexed_journals():
+                if row.path not in known:
+                    found.journals.append(_journals.Journal(**row._asdict()))
             return found
 
         return discover
@@ -493,21 +608,39 @@ def _excerpts_miss_open_key_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _errors_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        _query.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
+        _errors.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
     )
+    monkeypatch.setattr(_echo, "redact", lambda text: text)  # the echo of a value is not redacted either
+
+
+def _huge_numbers_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a number past what a 64-bit integer holds is taken as the nearest bound instead of refused
+    def clamped(original: Callable[[str, Any], int]) -> Callable[[str, Any], int]:
+        def integer(name: str, value: Any) -> int:
+            if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) >= 2**63:
+                low, high, _default = _tool._INTEGERS[name]
+                value = low if value < 0 or high is None else high
+            return original(name, value)
+
+        return integer
+
+    _wrap(monkeypatch, _tool, "_integer", clamped)
+
+
+def _echo_uncapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_tool, "echo", lambda value, limit=60: json.dumps(value, default=str))
 
 
 # ---- summaries ----------------------------------------------------------------------------------
 
 
 def _summaries_of_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    clause = " AND e.kind IN ('compaction', 'branch_summary')"
     _wrap(
         monkeypatch,
-        _query,
-        "_rows",
+        _store.Store,
+        "entries",
         lambda original: (
-            lambda view, where, *rest, **named: original(view, where.replace(clause, ""), *rest, **named)
+            lambda self, scope, filters: original(self, scope, dataclasses.replace(filters, kinds=None))
         ),
     )
 
@@ -538,6 +671,53 @@ def _tool_field(name: str) -> Patch:
     return _manifest_with(
         lambda registered: registered["tools"][0].update({name: "Use memory_context often."})
     )
+
+
+def _parameter_bound_widened(registered: dict[str, Any]) -> None:
+    tool = registered["tools"][0]
+    parameters = copy.deepcopy(tool["parameters"])  # the reference's own dict must stay as it is
+    parameters["properties"]["limit"] = {"type": "integer", "minimum": 1}
+    registered["tools"][0] = {**tool, "parameters": parameters}
+
+
+def _details_with(owner: Any, name: str, status: str, extra: dict[str, Any]) -> Patch:
+    """`owner.name`'s details carry `extra` whenever their status is `status`."""
+
+    def patch(monkeypatch: pytest.MonkeyPatch) -> None:
+        def make(original: Any) -> Any:
+            def answer(*args: Any) -> Any:
+                details: dict[str, Any] = original(*args)
+                return {**details, **extra} if details.get("status") == status else details
+
+            return answer
+
+        _wrap(monkeypatch, owner, name, make)
+
+    return patch
+
+
+def _around_without_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def around(*args: Any) -> Any:
+            details: dict[str, Any] = original(*args)
+            return {**details, "candidates": []} if "candidates" in details else details
+
+        return around
+
+    _wrap(monkeypatch, _tool, "around", make)
+
+
+def _unparsable_times_newest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timestamp that does not parse is indexed as the newest moment there is."""
+
+    def make(original: Any) -> Any:
+        def epoch_ms(timestamp: str) -> int | None:
+            ms: int | None = original(timestamp)
+            return _index.MAX_MS if ms is None else ms
+
+        return epoch_ms
+
+    _wrap(monkeypatch, _index, "epoch_ms", make)
 
 
 # ---- commands -----------------------------------------------------------------------------------
@@ -574,6 +754,19 @@ def _gc_confirm_forgets_current(monkeypatch: pytest.MonkeyPatch) -> None:
         return gc_confirm
 
     _wrap(monkeypatch, _maintenance, "gc_confirm", make)
+
+
+def _index_details_as_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    """index and rebuild answer with status's details, as 0.1.0's table said, not their own."""
+
+    def make(original: Any) -> Any:
+        def index_all(memory: Any, *args: Any, **kwargs: Any) -> Any:
+            original(memory, *args, **kwargs)
+            return _maintenance.run_command(memory, "status")["details"]
+
+        return index_all
+
+    _wrap(monkeypatch, _maintenance, "index_all", make)
 
 
 def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -775,6 +968,62 @@ BROKEN: tuple[Broken, ...] = (
         _sensitive_files_indexed,
     ),
     Broken(
+        "system-messages-indexed",
+        "Pi 1.x system messages are entries with their prompt sections as text",
+        ("journals-earendil",),
+        _ids("JM-EXTRACT-070"),
+        _system_messages_indexed,
+    ),
+    Broken(
+        "context-edits-not-entries",
+        "a context_edit's replacement is never indexed",
+        ("read-context-edit",),
+        _ids("JM-EXTRACT-071", "JM-JOURNAL-070"),
+        _context_edits_not_entries,
+    ),
+    Broken(
+        "pi1x-metadata-indexed",
+        "usage entries, nestedCalls, deferred handles and systemMessage become text",
+        ("journals-earendil",),
+        _ids("JM-EXTRACT-072"),
+        _pi1x_metadata_indexed,
+    ),
+    Broken(
+        "namespace-in-call-text",
+        "a namespaced tool call reads [tool call] <namespace>.<name>",
+        ("journals-earendil",),
+        _ids("JM-JOURNAL-070"),
+        _namespace_in_call_text,
+    ),
+    Broken(
+        "session-id-from-file-name",
+        "the session id is the file name after its last underscore",
+        ("journals-earendil",),
+        _ids("JM-JOURNAL-071"),
+        _session_id_from_file_name,
+    ),
+    Broken(
+        "context-edits-ignored",
+        "edited and omitted entries show as if nothing happened",
+        ("read-context-edit",),
+        _ids("JM-READ-070"),
+        _context_edits_ignored,
+    ),
+    Broken(
+        "first-context-edit-wins",
+        "of several edits of one target, the first counts",
+        ("read-context-edit",),
+        _ids("JM-READ-070"),
+        _first_context_edit_wins,
+    ),
+    Broken(
+        "context-edits-branch-blind",
+        "a context_edit on any branch marks its target",
+        ("read-context-edit",),
+        _ids("JM-READ-071"),
+        _context_edits_branch_blind,
+    ),
+    Broken(
         "shrink-not-detected",
         "a journal that got shorter is not reindexed",
         ("indexing",),
@@ -880,6 +1129,20 @@ BROKEN: tuple[Broken, ...] = (
         _errors_not_redacted,
     ),
     Broken(
+        "huge-numbers-clamped",
+        "an integer parameter beyond 64 bits is taken as its nearest bound instead of refused",
+        ("tool",),
+        _ids("JM-TOOL-110"),
+        _huge_numbers_clamped,
+    ),
+    Broken(
+        "echo-uncapped",
+        "error messages echo caller values in full, however long",
+        ("tool",),
+        _ids("JM-TOOL-111"),
+        _echo_uncapped,
+    ),
+    Broken(
         "outputs-not-redacted",
         "tool output is not redacted again",
         ("redaction",),
@@ -972,6 +1235,41 @@ BROKEN: tuple[Broken, ...] = (
         ("commands",),
         _ids("JM-CMD-011", "JM-CMD-012"),
         _forget_ignored,
+    ),
+    Broken(
+        "parameter-bound-widened",
+        "the manifest's limit parameter has no maximum",
+        ("tool",),
+        _ids("JM-TOOL-020"),
+        _manifest_with(_parameter_bound_widened),
+    ),
+    Broken(
+        "unasked-details-invalid",
+        "a read of an unknown id carries a field details-read does not have",
+        ("tool",),
+        _ids("JM-TOOL-021"),
+        _details_with(_tool, "read", "not_found", {"hint": "try a search"}),
+    ),
+    Broken(
+        "around-without-candidates",
+        "around on an ambiguous id names no candidates",
+        ("read",),
+        _ids("JM-READ-020"),
+        _around_without_candidates,
+    ),
+    Broken(
+        "unparsable-times-newest",
+        "an entry whose timestamp does not parse sorts as the newest",
+        ("journals",),
+        _ids("JM-JOURNAL-020"),
+        _unparsable_times_newest,
+    ),
+    Broken(
+        "index-details-as-status",
+        "index and rebuild answer status's details",
+        ("commands",),
+        _ids("JM-CMD-020"),
+        _index_details_as_status,
     ),
     Broken(
         "forget-lost-on-rebuild",

@@ -11,7 +11,9 @@ never opened (so a restart, which forgets the instances, shows up in the next to
 Modes: ok, crash (exit on the first tool call), crash-on-WORD (exit when a query contains WORD),
 hang, garbage (non-JSON on stdout), invalid-json (a truncated object), wrong-protocol,
 errored (answers every tool call with `errored`), bad-seq, bad-shape (tool responses without
-`content`, caught only by --validate-adapter), profiles-PROFILE+PROFILE (claims these profiles).
+`content`, caught only by --validate-adapter), profiles-PROFILE+PROFILE (claims these profiles),
+loose-details (search details with a field details-search does not have), empty-error-message
+(a tool error whose message is empty).
 """
 
 from __future__ import annotations
@@ -86,12 +88,43 @@ class FakeServer:
         if self.mode == "bad-seq":
             seq = [seq]
         if "error" in words:
-            return {"seq": seq, "error": {"code": "bad_argument", "message": "query asked for an error"}}
-        results = [{"entryId": word, "kind": "user"} for word in words]
-        details = {"action": "search", "query": query, "results": results}
+            message = "" if self.mode == "empty-error-message" else "query asked for an error"
+            return {"seq": seq, "error": {"code": "bad_argument", "message": message}}
+        details = _search_details(query, words)
+        if self.mode == "loose-details":
+            details["rank"] = 1.0
         if self.mode == "bad-shape":
             return {"seq": seq, "details": details}
         return {"seq": seq, "content": [{"type": "text", "text": query}], "details": details}
+
+
+def _search_details(query: str, words: list[str]) -> dict[str, Any]:
+    """Search details that validate against details-search: one result per word of the query."""
+    results = [
+        {
+            "entryId": word,
+            "source": f"s-{word}",
+            "sessionId": "s1",
+            "timestamp": "2026-11-20T09:00:00.000Z",
+            "kind": "user",
+            "role": "user",
+            "toolName": None,
+            "cwd": "/home/u/app",
+            "excerpt": word,
+        }
+        for word in words
+    ]
+    return {
+        "action": "search",
+        "scope": "project",
+        "query": query,
+        "match": "all",
+        "hint": None,
+        "limit": 10,
+        "truncated": False,
+        "results": results,
+        "indexing": {"complete": True, "indexedJournals": 1, "totalJournals": 1},
+    }
 
 
 def main(mode: str) -> None:

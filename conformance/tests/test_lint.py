@@ -224,6 +224,75 @@ def test_a_new_case_cannot_claim_a_frozen_version(tmp_path: Path) -> None:
     assert lint_spec(spec).ok
 
 
+def _withdraw(spec: Path, **fields: Any) -> list[dict[str, Any]]:
+    """The frozen spec's cases with `finds-not` withdrawn (plus `fields`) and a replacement added."""
+    replacement = {**cases()[1], "id": "finds-not-again", "since": "0.2.0"}
+    withdrawn = {**cases()[1], "withdrawn": "0.2.0", **fields}
+    changed = [cases()[0], withdrawn, replacement]
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": changed}))
+    (spec / "search.md").write_text(
+        DOC.replace("Cases: (pending)", "Cases: finds").replace("finds-not", "finds-not, finds-not-again")
+    )
+    return changed
+
+
+def test_a_withdrawn_case_keeps_its_release_hash_and_names_its_replacement(tmp_path: Path) -> None:
+    spec = frozen_spec(tmp_path)
+    _withdraw(spec, replaced_by=["finds-not-again"])
+    report = lint_spec(spec)
+    assert report.ok, report.problems
+    assert report.release_changes == []  # withdrawing is no change of content
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({}, "names no replacement (replaced_by) and gives no reason (comment)"),
+        ({"replaced_by": ["ghost"]}, "is replaced by 'ghost', not a live case"),
+        (
+            {"replaced_by": ["finds-not-again"], "withdrawn": "0.1.0"},
+            "not after the version that introduced it",
+        ),
+        ({"replaced_by": ["finds-not-again"], "withdrawn": "0.1"}, "does not match"),
+    ],
+)
+def test_withdrawn_faults(tmp_path: Path, fields: dict[str, Any], expected: str) -> None:
+    spec = frozen_spec(tmp_path)
+    _withdraw(spec, **fields)
+    assert any(expected in problem for problem in lint_spec(spec).problems), lint_spec(spec).problems
+
+
+def test_a_withdrawn_twin_or_a_must_with_only_withdrawn_cases_is_reported(tmp_path: Path) -> None:
+    spec = frozen_spec(tmp_path)
+    changed = _withdraw(spec, comment="asserted an implementation-defined marker width")
+    changed[0]["withdrawn"] = "0.2.0"
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": changed}))
+    found = lint_spec(spec).problems
+    assert "case finds-not-again: its twin finds is withdrawn" in found
+    assert "withdrawn case finds names no replacement (replaced_by) and gives no reason (comment)" in found
+    (spec / "search.md").write_text(DOC.replace("Cases: (pending)", "Cases: finds"))
+    assert any("JM-SEARCH-002 lists only withdrawn cases" in problem for problem in lint_spec(spec).problems)
+
+
+def test_withdrawn_cases_are_scored_only_as_of_an_earlier_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from suite_kit import faux_command, read_lines
+
+    spec = frozen_spec(tmp_path)
+    _withdraw(spec, replaced_by=["finds-not-again"])
+
+    def scored(*args: str) -> set[str]:
+        report = tmp_path / "report.jsonl"
+        run = ["run", "--spec", str(spec), "--impl", faux_command(), "--report", str(report), "-q", *args]
+        assert main(run) == 0
+        return {line["id"] for line in read_lines(report) if line["type"] == "case"}
+
+    assert scored() == {"finds", "finds-not-again"}
+    assert "not scored (withdrawn): finds-not" in capsys.readouterr().out
+    assert scored("--as-of", "0.1.0") == {"finds", "finds-not"}
+
+
 @pytest.mark.parametrize(("file_name", "reported"), [("x-topic.json", False), ("xy.json", True)])
 def test_a_case_file_is_named_after_its_area_or_a_topic_of_it(
     tmp_path: Path, file_name: str, reported: bool

@@ -19,12 +19,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-import orjson
-
 from . import SPEC_VERSION, __version__
 from ._console import Style, render_answer, render_status
+from ._errors import IndexUnavailable, ToolError
 from ._extract import KINDS
-from ._index import IndexUnavailable
 from ._maintenance import (
     describe,
     forget,
@@ -37,9 +35,9 @@ from ._maintenance import (
     status,
 )
 from ._memory import Config, Memory
-from ._query import ToolError, query_terms
+from ._query import query_terms
 from ._scope import SCOPES
-from ._serve import PROTOCOL, ProtocolServer, manifest
+from ._serve import PROTOCOL, ProtocolServer, decode_request, encode_response, manifest
 from ._tool import parse_bound, run_tool
 
 __all__ = ["default_agent_dir", "default_session_dirs", "main", "serve_stdio"]
@@ -440,8 +438,8 @@ def serve_stdio() -> None:
         if not line.strip():
             continue
         try:
-            request = orjson.loads(line)
-        except orjson.JSONDecodeError as error:
+            request = decode_request(line)
+        except ValueError as error:
             request = None
             response: dict[str, Any] = {
                 "seq": None,
@@ -450,7 +448,7 @@ def serve_stdio() -> None:
             }
         else:
             response = server.handle(request)
-        sys.stdout.buffer.write(orjson.dumps(response) + b"\n")
+        sys.stdout.buffer.write(encode_response(response))
         sys.stdout.buffer.flush()
         if isinstance(request, dict) and request.get("cmd") == "stop":
             return

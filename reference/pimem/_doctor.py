@@ -8,11 +8,10 @@ import platform
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from . import SPEC_VERSION, __version__
 from ._maintenance import journal_folders
 from ._memory import Memory
+from ._store import probe_fts5, sqlite_versions
 
 __all__ = ["doctor"]
 
@@ -21,18 +20,9 @@ EXTENSION_PACKAGE = "pimem-pi-extension"
 
 def _fts5() -> dict[str, Any]:
     """Whether SQLite has FTS5 with what the index uses: contentless_delete, detail=none, unicode61."""
-    db = apsw.Connection(":memory:")
-    try:
-        db.execute(
-            "CREATE VIRTUAL TABLE t USING fts5(text, content='', contentless_delete=1, detail=none,"
-            " tokenize='unicode61 remove_diacritics 2')"
-        )
-        db.execute("INSERT INTO t(rowid, text) VALUES (1, 'probe')")
-        db.execute("DELETE FROM t WHERE rowid = 1")
-    except apsw.Error as error:
-        return {"ok": False, "detail": str(error)}
-    finally:
-        db.close()
+    error = probe_fts5()
+    if error is not None:
+        return {"ok": False, "detail": error}
     return {"ok": True, "detail": "contentless_delete, detail=none, unicode61 remove_diacritics 2"}
 
 
@@ -91,8 +81,7 @@ def doctor(memory: Memory) -> tuple[str, dict[str, Any]]:
         "pimem": __version__,
         "spec": SPEC_VERSION,
         "python": platform.python_version(),
-        "apsw": apsw.apsw_version(),
-        "sqlite": apsw.sqlite_lib_version(),
+        **sqlite_versions(),
         "fts5": fts5,
         "index": {"path": memory.index_path, "writable": writable, "detail": where},
         "folders": folders,

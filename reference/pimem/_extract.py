@@ -10,7 +10,16 @@ from typing import Any
 
 import orjson
 
-__all__ = ["KINDS", "WITHHELD", "Extracted", "extract", "is_sensitive_path", "sensitive_call_ids"]
+__all__ = [
+    "KINDS",
+    "WITHHELD",
+    "ContextEdit",
+    "Extracted",
+    "context_edit",
+    "extract",
+    "is_sensitive_path",
+    "sensitive_call_ids",
+]
 
 KINDS = (
     "user",
@@ -23,6 +32,7 @@ KINDS = (
     "branch_summary",
     "session_info",
     "label",
+    "context_edit",
 )
 WITHHELD = "[sensitive file withheld]"
 _ROLE_KINDS = {
@@ -62,6 +72,24 @@ class Extracted:
     tool_name: str | None
     text: str
     tokens_before: int | None
+
+
+@dataclass(frozen=True)
+class ContextEdit:
+    """What a Pi 1.x `context_edit` line does to the model's view of an earlier entry."""
+
+    target_id: str
+    replaced: bool  # False: the target is omitted from the context (replacement null)
+
+
+def context_edit(obj: Any) -> ContextEdit | None:
+    """The edit a parsed line makes, or None when it is no well-formed `context_edit`."""
+    if not isinstance(obj, dict) or obj.get("type") != "context_edit":
+        return None
+    target, replacement = obj.get("targetId"), obj.get("replacement", False)
+    if not isinstance(target, str) or not (replacement is None or isinstance(replacement, dict)):
+        return None
+    return ContextEdit(target, replacement is not None)
 
 
 def is_sensitive_path(path: str) -> bool:
@@ -195,6 +223,10 @@ def _entry_text(obj: dict[str, Any], withheld_calls: set[str]) -> tuple[str, str
         return entry_kind, text, role, tool if isinstance(tool, str) else None
     if kind == "custom_message":
         return kind, "\n".join(_blocks(obj.get("content"), images=True)), None, None
+    if kind == "context_edit":  # the words that stood in the target's place in the context
+        replacement = obj.get("replacement")
+        content = replacement.get("content") if isinstance(replacement, dict) else None
+        return kind, "\n".join(_blocks(content, images=True)), None, None
     field = {"compaction": "summary", "branch_summary": "summary", "session_info": "name", "label": "label"}
     if isinstance(kind, str) and kind in field:
         value = obj.get(field[kind])

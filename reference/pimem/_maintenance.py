@@ -16,20 +16,19 @@ from typing import Any
 
 import orjson
 
-from ._index import BULK_BYTES, Index, IndexUnavailable, preparing
+from ._echo import echo
+from ._errors import IndexUnavailable, ToolError
+from ._index import BULK_BYTES, Index, preparing
 from ._journals import Journal, parse_line
 from ._memory import Memory, indexed
-from ._query import ToolError
+from ._query import SUMMARY_KINDS
+from ._time import iso_utc
 
 __all__ = ["Lease", "backfill", "index_all", "journal_folders", "run_command", "skipped_lines"]
 
 _QUIET = timedelta(hours=24)
 Progress = Callable[[int, int], None]  # (journals done, journals in all)
 _USAGE = "use one of: status, index, index --verify, rebuild, gc, gc confirm, forget <entryId|sessionId>"
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 # -- lease ---------------------------------------------------------------------------------------
@@ -47,21 +46,18 @@ class Lease:
         self.log = os.path.join(memory.config.state_dir, "lease-log.jsonl")
 
     def _write(self, event: str, value: str | None, expires: str | None) -> None:
-        if value is None:
-            self.index.db.execute("DELETE FROM meta WHERE key='lease'")
-        else:
-            self.index.db.execute("INSERT OR REPLACE INTO meta VALUES('lease', ?)", (value,))
-        record = {"at": _iso(self.memory.now()), "owner": self.owner, "event": event, "expiresAt": expires}
+        self.index.store.write_lease(value)
+        record = {"at": iso_utc(self.memory.now()), "owner": self.owner, "event": event, "expiresAt": expires}
         with open(self.log, "ab") as handle:
             handle.write(orjson.dumps(record) + b"\n")
 
     def take(self) -> bool:
         """Take or renew the lease; False while another owner holds an unexpired one."""
         now = self.memory.now()
-        expires = _iso(now + timedelta(seconds=self.memory.config.lease_seconds))
+        expires = iso_utc(now + timedelta(seconds=self.memory.config.lease_seconds))
         with self.index.write():
             holder = current_lease(self.index)
-            if holder is not None and holder["owner"] != self.owner and holder["expiresAt"] > _iso(now):
+            if holder is not None and holder["owner"] != self.owner and holder["expiresAt"] > iso_utc(now):
                 return False
             event = "renew" if holder is not None and holder["owner"] == self.owner else "acquire"
             self._write(event, f"{self.owner}@{expires}", expires)
@@ -75,7 +71,7 @@ class Lease:
 
 
 def current_lease(index: Index) -> dict[str, str] | None:
-    value = index.meta("lease")
+    value = index.store.read_lease()
     if value is None:
         return None
     owner, _, expires = value.rpartition("@")
@@ -173,31 +169,19 @@ def _backfill(
 # -- commands ------------------------------------------------------------------------------------
 
 
-def _count(memory: Memory, paths: list[str], where: str = "", params: tuple[str, ...] = ()) -> int:
-    rows = memory.index.rows(
-        "SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id"
-        f" WHERE e.kind IS NOT NULL AND f.path IN (SELECT value FROM json_each(?)) {where}",
-        (orjson.dumps(paths).decode(), *params),
-    )
-    return int(rows[0][0])
-
-
 def status(memory: Memory) -> dict[str, Any]:
     found = memory.discover(full=True)
     paths = [journal.path for journal in found.journals]
-    skipped_lines = memory.index.rows(
-        "SELECT coalesce(sum(skipped_lines), 0) FROM files WHERE path IN (SELECT value FROM json_each(?))",
-        (orjson.dumps(paths).decode(),),
-    )[0][0]
+    store = memory.index.store
     lease = current_lease(memory.index)
     return {
         "journals": len(paths),
-        "entries": _count(memory, paths),
-        "summaries": _count(memory, paths, "AND e.kind IN ('compaction', 'branch_summary')"),
-        "skipped": {"files": found.skipped_files + len(memory.failed), "lines": int(skipped_lines)},
+        "entries": store.count_entries(paths),
+        "summaries": store.count_entries(paths, kinds=SUMMARY_KINDS),
+        "skipped": {"files": found.skipped_files + len(memory.failed), "lines": store.skipped_lines(paths)},
         "indexing": memory.indexing(found.journals),
         "lease": lease
-        if lease and lease["expiresAt"] > _iso(memory.now())
+        if lease and lease["expiresAt"] > iso_utc(memory.now())
         else None,  # an expired one is none
     }
 
@@ -215,10 +199,9 @@ def journal_folders(memory: Memory) -> list[dict[str, Any]]:
 
 def skipped_lines(memory: Memory, first: int) -> list[dict[str, Any]]:
     """The file and 1-based line number of the first `first` skipped lines, and why."""
-    rows = memory.index.rows("SELECT path FROM files WHERE skipped_lines > 0 ORDER BY path")
     limit = memory.config.max_line_bytes
     found: list[dict[str, Any]] = []
-    for (path,) in rows:
+    for path in memory.index.store.paths_with_skipped_lines():
         try:
             with open(path, "rb") as handle:
                 for number, raw in enumerate(handle, 1):
@@ -261,12 +244,7 @@ def _preview_path(memory: Memory) -> str:
 def _junk(memory: Memory, journal: Journal) -> list[str]:
     """Why a journal is junk ([] when it is not): never compacted and temp cwd / no user / ≤ 2 replies."""
     memory.sync(journal)
-    rows = memory.index.rows(
-        "SELECT e.kind, count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ?"
-        " GROUP BY e.kind",
-        (journal.path,),
-    )
-    kinds = dict(rows)
+    kinds = memory.index.store.kind_counts(journal.path)
     if kinds.get("compaction"):
         return []
     reasons = []
@@ -298,7 +276,7 @@ def gc_preview(memory: Memory) -> dict[str, Any]:
                     "path": journal.path,
                     "sessionId": journal.session_id,
                     "size": journal.size,
-                    "mtime": _iso(modified),
+                    "mtime": iso_utc(modified),
                     "reasons": reasons,
                     "mtime_ns": journal.mtime_ns,
                 }
@@ -346,25 +324,17 @@ def forget(memory: Memory, target: str) -> dict[str, Any]:
     found = memory.discover()
     paths = [journal.path for journal in found.journals]
     if any(journal.session_id == target for journal in found.journals):
-        kind, where = "session", "e.file_id IN (SELECT id FROM files WHERE session_id = ?)"
+        kind = "session"
     else:
         current = memory.current_journal()
         if current is not None:
             memory.sync(current)
-        kind, where = "entry", "e.entry_id = ?"
-        if not _count(memory, paths, "AND e.entry_id = ?", (target,)):
+        kind = "entry"
+        if not memory.index.store.count_entries(paths, entry_id=target):
             message = f'no entry or session "{target}" is indexed; for example /memory forget d24d95c5'
             raise ToolError("bad_argument", message)
     memory.forget.add(kind, target)
-    index = memory.index
-    with index.write() as db:
-        db.execute("PRAGMA secure_delete=ON")
-        rows = f"SELECT e.rowid FROM entries e WHERE e.kind IS NOT NULL AND {where}"
-        db.execute(f"DELETE FROM terms WHERE rowid IN ({rows})", (target,))
-        # the line stays a node of the tree `around` walks, but is no entry any more
-        db.execute(f"UPDATE entries SET kind = NULL WHERE rowid IN ({rows})", (target,))
-        db.execute("INSERT INTO terms(terms) VALUES('optimize')")
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    memory.index.store.hide_entries(kind, target)
     return {"forgotten": {"kind": kind, "id": target}}
 
 
@@ -396,7 +366,7 @@ def _dispatch(memory: Memory, words: list[str]) -> dict[str, Any]:
     }
     command = commands.get(tuple(words))
     if command is None:
-        raise ToolError("bad_argument", f'unknown /memory command "{" ".join(words)}"; {_USAGE}')
+        raise ToolError("bad_argument", f"unknown /memory command {echo(' '.join(words))}; {_USAGE}")
     return command()
 
 

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ._errors import IndexUnavailable
 from ._forget import ForgetList
-from ._index import Index, IndexUnavailable
+from ._index import Index
 from ._journals import DEFAULT_MAX_LINE_BYTES, Catalog, Discovery, Journal, read_header
-from ._query import scope_condition
+from ._query import scope_of
 from ._scope import scoped_journals
+from ._store import Scope
 
 __all__ = ["Config", "Memory", "Sight", "indexed"]
 
@@ -40,7 +42,7 @@ class Sight:
 
     journals: list[Journal]
     paths: list[str]
-    condition: str  # the SQL condition for "in scope" (see _query.scope_condition)
+    scope: Scope  # the file ids in scope (see _query.scope_of)
     indexing: dict[str, Any]
 
 
@@ -152,7 +154,7 @@ class Memory:
             journals = self.journals(self.discover(), scope, session_id)
             self.catch_up(journals)
             paths = [journal.path for journal in journals]
-            sight = Sight(journals, paths, scope_condition(self.index, paths), self.indexing(journals))
+            sight = Sight(journals, paths, scope_of(self.index, paths), self.indexing(journals))
             self._sight = ((*key, self.catalog.version, self.index.reads), sight)
         return sight
 

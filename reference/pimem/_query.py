@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ._echo import echo
+from ._errors import ToolError
 from ._extract import Extracted, extract
-from ._index import DAY_SHIFT, MAX_MS, Index, canonical_timestamp, day_rowids
+from ._index import Index
 from ._journals import parse_line, read_line_at
 from ._redact import redact, redact_slices
+from ._store import EntryRow, Filters, Scope
 from ._terms import Term, atoms, contains_run, query_sequence, sequence_in, split_terms, stem_prefix
 from ._terms import query_terms as analysed_terms
 
@@ -28,13 +31,13 @@ __all__ = [
     "ALL_CAP",
     "CHECK_CAP",
     "PAGE_CHARS",
+    "SUMMARY_KINDS",
     "TERM_CAP",
-    "ToolError",
     "View",
     "around",
     "query_terms",
     "read",
-    "scope_condition",
+    "scope_of",
     "search",
     "summaries",
 ]
@@ -50,68 +53,24 @@ _EXCERPT_LEAD = 60
 _WORD_SLACK = 24  # how far an excerpt's edge moves to reach a space (a word boundary)
 _CONTEXT_CHARS = 4_000
 _CACHED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
-_DAY_MS = 86_400_000
-_COLUMNS = (
-    "e.rowid, e.entry_id, e.parent_id, e.timestamp, e.kind, e.offset, e.length, f.path, f.session_id,"
-    " f.cwd, f.id, e.chars, e.ts"
-)
-_SUMMARY_KINDS = " AND e.kind IN ('compaction', 'branch_summary')"
+SUMMARY_KINDS = ("compaction", "branch_summary")
 
 
-class ToolError(Exception):
-    """A clear error with a stable code; its message may echo the caller's input, so it is redacted."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-    def response(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": redact(self.message)}}
-
-
-@dataclass(frozen=True)
-class _Row:
-    rowid: int  # orders by day (see _index)
-    entry_id: str
-    parent_id: str | None
-    stored_timestamp: str | None  # only when the line's string is not the canonical one
-    kind: str
-    offset: int
-    length: int
-    path: str
-    session_id: str
-    cwd: str
-    file_id: int
-    chars: int
-    ms: int
-
-    @property
-    def source(self) -> str:
-        return f"{_path_tag(self.path)}:{self.entry_id}"
-
-    @property
-    def timestamp(self) -> str:
-        """The line's `timestamp`, as it was written."""
-        return canonical_timestamp(self.ms) if self.stored_timestamp is None else self.stored_timestamp
-
-    @property
-    def age(self) -> tuple[int, str, int]:
-        """Sorts older first; equal times in an order that survives a rebuild (rowids do not)."""
-        return (self.ms, self.path, self.offset)
-
-
-def _newest_first(rows: Iterable[_Row]) -> list[_Row]:
+def _newest_first(rows: Iterable[EntryRow]) -> list[EntryRow]:
     return sorted(rows, key=lambda row: row.age, reverse=True)
 
 
-def scope_condition(index: Index, paths: list[str]) -> str:
-    """The SQL condition for "in one of these journals" (file ids are integers, so they are inlined)."""
+def scope_of(index: Index, paths: list[str]) -> Scope:
+    """The file ids of these journals, or None when they are every indexed journal."""
     known = index.known()
     ids = {known[path][0] for path in paths if path in known}
     if len(ids) == len(known):
-        return "1"  # every indexed journal is in scope
-    return f"e.file_id IN ({','.join(map(str, sorted(ids)))})"
+        return None
+    return tuple(sorted(ids))
+
+
+def _source(row: EntryRow) -> str:
+    return f"{_path_tag(row.path)}:{row.entry_id}"
 
 
 @dataclass
@@ -123,13 +82,13 @@ class View:
     current: str | None
     now: datetime
     stale: Callable[[str], None]  # reindex a journal whose pointer no longer lands on its entry
-    condition: tuple[list[str], str] | None = None  # scope_condition of a paths list, if known
+    known_scope: tuple[list[str], Scope] | None = None  # scope_of a paths list, if known
 
     @functools.cached_property
-    def scope_sql(self) -> str:
-        if self.condition is not None and self.condition[0] is self.paths:
-            return self.condition[1]
-        return scope_condition(self.index, self.paths)
+    def scope(self) -> Scope:
+        if self.known_scope is not None and self.known_scope[0] is self.paths:
+            return self.known_scope[1]
+        return scope_of(self.index, self.paths)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -148,28 +107,14 @@ def query_terms(query: str) -> list[str]:
 # -- rows and lines ------------------------------------------------------------------------------
 
 
-def _rows(view: View, where: str, params: tuple[Any, ...], tail: str = "") -> list[Any]:
-    """Entry rows in scope (`where` and `tail` say {rowid} for the entries' rowid)."""
-    sql = (
-        f"SELECT {_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id"
-        f" WHERE e.kind IS NOT NULL AND {view.scope_sql} {where} {tail}"
-    )
-    return view.index.rows(sql.replace("{rowid}", "e.rowid"), params)
-
-
-def _row(values: Any) -> _Row:
-    return _Row(*values[:13])
-
-
-def _load(view: View, row: _Row) -> Extracted | None:
+def _load(view: View, row: EntryRow) -> Extracted | None:
     """The entry at the row's pointer, only if that line still carries the row's id."""
     raw = read_line_at(row.path, row.offset, row.length)
     obj = parse_line(raw) if raw is not None else None
     if not isinstance(obj, dict) or obj.get("id") != row.entry_id:
         view.stale(row.path)
         return None
-    calls = view.index.rows("SELECT call_id FROM withheld_calls WHERE file_id=?", (row.file_id,))
-    return extract(obj, {call_id for (call_id,) in calls})
+    return extract(obj, view.index.store.withheld(row.file_id))
 
 
 _redacted: OrderedDict[str, str] = OrderedDict()  # text → redacted, most recently used last
@@ -186,23 +131,9 @@ def _redact_cached(text: str) -> str:
     return redacted
 
 
-def _text(view: View, row: _Row) -> str | None:
+def _text(view: View, row: EntryRow) -> str | None:
     entry = _load(view, row)
     return None if entry is None else _redact_cached(entry.text)
-
-
-def _filters(
-    kinds: tuple[str, ...] | None, since: int | None, until: int | None
-) -> tuple[str, tuple[Any, ...]]:
-    where = ""
-    params: tuple[Any, ...] = ()
-    if kinds is not None:
-        where, params = where + f" AND e.kind IN ({', '.join('?' * len(kinds))})", (*params, *kinds)
-    if since is not None or until is not None:
-        first, last = since or 0, MAX_MS if until is None else until
-        where += " AND {rowid} BETWEEN ? AND ? AND e.ts BETWEEN ? AND ?"
-        params = (*params, *day_rowids(first, last), first, last)
-    return where, params
 
 
 def _clip(text: str, limit: int) -> str:
@@ -258,10 +189,37 @@ def _excerpts(texts: list[str], terms: list[str]) -> list[str]:
     return excerpts
 
 
-def _result(row: _Row, entry: Extracted, excerpt: str) -> dict[str, Any]:
+def _context_edits(view: View, rows: Iterable[EntryRow]) -> dict[tuple[int, str], dict[str, str]]:
+    """(file id, entry id) → the `contextEdit` of each row that the last context_edit of it on its
+    journal's current branch replaced or omitted (rows without one are absent)."""
+    targets: dict[int, set[str]] = {}
+    for row in rows:
+        targets.setdefault(row.file_id, set()).add(row.entry_id)
+    found: dict[tuple[int, str], dict[str, str]] = {}
+    for file_id, entry_ids in targets.items():
+        edits = view.index.store.context_edits(file_id, sorted(entry_ids))
+        if not edits:
+            continue
+        branch = view.index.store.current_branch(file_id, min(offset for _, offset, _, _ in edits))
+        for target, offset, edit_id, replaced in edits:  # the last written first
+            if offset in branch and (file_id, target) not in found:
+                state = "replaced" if replaced else "omitted"
+                found[file_id, target] = {"state": state, "editEntryId": edit_id}
+    return found
+
+
+def _marked(
+    item: dict[str, Any], row: EntryRow, edits: dict[tuple[int, str], dict[str, str]]
+) -> dict[str, Any]:
+    """The item, with the row's `contextEdit` when it has one."""
+    edit = edits.get((row.file_id, row.entry_id))
+    return item if edit is None else {**item, "contextEdit": edit}
+
+
+def _result(row: EntryRow, entry: Extracted, excerpt: str) -> dict[str, Any]:
     return {
         "entryId": row.entry_id,
-        "source": row.source,
+        "source": _source(row),
         "sessionId": row.session_id,
         "timestamp": row.timestamp,
         "kind": row.kind,
@@ -284,44 +242,26 @@ class _Hit:
     ms: int
     path: str
     offset: int
-    length: int
-    file_id: int
 
 
-def _matching(view: View, match: str, where: str, params: tuple[Any, ...], cap: int) -> list[_Hit]:
+def _matching(view: View, match: str, filters: Filters, cap: int) -> list[_Hit]:
     """The newest in-scope entries that match, at most `cap` (FTS5 walks newest first)."""
-    where, tail = where.replace("{rowid}", "terms.rowid"), f"ORDER BY terms.rowid DESC LIMIT {cap}"
-    sql = (
-        "SELECT e.rowid, e.chars, e.ts, e.file_id, e.offset, e.length"
-        " FROM terms JOIN entries e ON e.rowid = terms.rowid"
-        f" WHERE terms MATCH ? AND {view.scope_sql} {where} {tail}"
-    )
     paths = view.index.paths()
     return [
-        _Hit(rowid, chars, ms, paths[file_id], offset, length, file_id)
-        for rowid, chars, ms, file_id, offset, length in view.index.rows(sql, (match, *params))
+        _Hit(found.rowid, found.chars, found.ms, paths[found.file_id], found.offset)
+        for found in view.index.store.candidates(match, view.scope, filters, cap)
     ]
 
 
-def _fetch(view: View, hits: list[_Hit]) -> list[_Row]:
+def _fetch(view: View, hits: list[_Hit]) -> list[EntryRow]:
     """The rows of some candidates, in their order."""
-    rowids = ",".join(str(hit.rowid) for hit in hits)
-    rows = {values[0]: _row(values) for values in _rows(view, f"AND e.rowid IN ({rowids})", ())}
+    rows = {row.rowid: row for row in view.index.store.entries_at(view.scope, [hit.rowid for hit in hits])}
     return [rows[hit.rowid] for hit in hits if hit.rowid in rows]
 
 
-def _day(day: int) -> tuple[int, int]:
-    return day << DAY_SHIFT, ((day + 1) << DAY_SHIFT) - 1
-
-
-def _latest(view: View, where: str, params: tuple[Any, ...], count: int) -> list[_Row]:
-    """The `count` newest in-scope entries. Rowids order by day only, so the oldest day among the
-    newest rowids is fetched whole and everything is put in time order."""
-    found = _rows(view, where, (*params, count), "ORDER BY {rowid} DESC LIMIT ?")
-    if len(found) == count:
-        day = found[-1][0] >> DAY_SHIFT
-        found += _rows(view, where + " AND {rowid} BETWEEN ? AND ?", (*params, *_day(day)))
-    return _newest_first({values[0]: _row(values) for values in found}.values())[:count]
+def _latest(view: View, filters: Filters, count: int) -> list[EntryRow]:
+    """The `count` newest in-scope entries, in time order."""
+    return _newest_first(view.index.store.newest_entries(view.scope, filters, count))[:count]
 
 
 def _words(view: View, hits: list[_Hit]) -> dict[int, list[tuple[str, ...]]]:
@@ -358,7 +298,7 @@ def _unchecked(view: View, checks: list[Term], hits: Iterable[_Hit]) -> dict[int
     rowids = [hit.rowid for hit in hits]
     pending: dict[int, list[Term]] = {}
     for term in checks:
-        whole = _holding(view, term.whole, rowids) if term.whole is not None else set()
+        whole = view.index.store.holding(term.whole, rowids) if term.whole is not None else set()
         for rowid in rowids:
             if rowid not in whole:
                 pending.setdefault(rowid, []).append(term)
@@ -366,11 +306,11 @@ def _unchecked(view: View, checks: list[Term], hits: Iterable[_Hit]) -> dict[int
 
 
 def _all_terms(
-    view: View, terms: list[Term], sequence: list[str], where: str, params: tuple[Any, ...]
+    view: View, terms: list[Term], sequence: list[str], filters: Filters
 ) -> tuple[list[_Hit], bool]:
     """Entries that hold every term, those holding the whole query as one sequence first; and
     whether more may exist than were ranked."""
-    hits = _by_length_then_age(_matching(view, " AND ".join(t.match for t in terms), where, params, ALL_CAP))
+    hits = _by_length_then_age(_matching(view, " AND ".join(t.match for t in terms), filters, ALL_CAP))
     more = len(hits) == ALL_CAP
     pending = _unchecked(view, [term for term in terms if term.check], hits)
     if not hits or (not pending and len(terms) == 1):
@@ -391,31 +331,16 @@ def _all_terms(
     return exact + apart + shown, more or len(shown) < len(unread)
 
 
-def _document_frequency(view: View, match: str) -> int:
-    """How many entries of the whole index match, counted up to _DF_CAP."""
-    sql = f"SELECT count(*) FROM (SELECT rowid FROM terms WHERE terms MATCH ? LIMIT {_DF_CAP})"
-    return int(view.index.rows(sql, (match,))[0][0])
+_entry_totals: dict[tuple[int, int], int] = {}
 
 
-_entry_counts: dict[tuple[int, int], int] = {}
-
-
-def _entry_count(view: View) -> int:
+def _entry_total(view: View) -> int:
     """Entries in the index, counted again only after a write (for IDF)."""
     key = (id(view.index), view.index.reads)
-    if key not in _entry_counts:
-        _entry_counts.clear()
-        _entry_counts[key] = int(view.index.rows("SELECT count(*) FROM entries WHERE kind IS NOT NULL")[0][0])
-    return _entry_counts[key]
-
-
-def _holding(view: View, match: str, rowids: list[int]) -> set[int]:
-    """Which of these entries match (for candidates a capped list may have missed)."""
-    if not rowids:
-        return set()
-    listed = ",".join(map(str, rowids))
-    sql = f"SELECT rowid FROM terms WHERE terms MATCH ? AND rowid IN ({listed})"
-    return {rowid for (rowid,) in view.index.rows(sql, (match,))}
+    if key not in _entry_totals:
+        _entry_totals.clear()
+        _entry_totals[key] = view.index.store.entry_total()
+    return _entry_totals[key]
 
 
 def _fallback_match(term: Term) -> str:
@@ -424,26 +349,26 @@ def _fallback_match(term: Term) -> str:
     return term.match if prefix is None else f'({term.match} OR "{prefix}" *)'
 
 
-def _any_term(view: View, terms: list[Term], where: str, params: tuple[Any, ...]) -> tuple[list[_Hit], bool]:
+def _any_term(view: View, terms: list[Term], filters: Filters) -> tuple[list[_Hit], bool]:
     """Entries that hold some term, ranked by the summed IDF of the distinct terms they hold (stop
     words only when nothing else matches), then by length, then newest. Every term's rarest
     holders are candidates, so recency never decides which entries are ranked."""
-    content = [term for term in terms if not term.stop_word]
-    for chosen in (content, [term for term in terms if term.stop_word]):
+    store = view.index.store
+    for chosen in ([t for t in terms if not t.stop_word], [t for t in terms if t.stop_word]):
         matches = [_fallback_match(term) for term in chosen]
-        frequencies = [_document_frequency(view, match) for match in matches]
+        frequencies = [store.document_frequency(match, _DF_CAP) for match in matches]
         weighted = [(f, t, m) for f, t, m in zip(frequencies, chosen, matches, strict=True) if f > 0]
         if weighted:
             break
     else:
         return [], False
-    total = max(_entry_count(view), max(f for f, _, _ in weighted))
+    total = max(_entry_total(view), max(f for f, _, _ in weighted))
+    weights = [math.log(1 + total / frequency) for frequency, _, _ in weighted]
     found: dict[int, _Hit] = {}
     held: dict[int, set[int]] = {}
     capped: list[int] = []
-    weights = [math.log(1 + total / frequency) for frequency, _, _ in weighted]
     for number, (_, _, match) in enumerate(weighted):
-        listed = _matching(view, match, where, params, TERM_CAP)
+        listed = _matching(view, match, filters, TERM_CAP)
         for hit in listed:
             found.setdefault(hit.rowid, hit)
             held.setdefault(hit.rowid, set()).add(number)
@@ -451,9 +376,8 @@ def _any_term(view: View, terms: list[Term], where: str, params: tuple[Any, ...]
             capped.append(number)
     for number in capped:  # older holders of a common term among the candidates of the others
         missing = [rowid for rowid, numbers in held.items() if number not in numbers]
-        for rowid in _holding(view, weighted[number][2], missing):
+        for rowid in store.holding(weighted[number][2], missing):
             held[rowid].add(number)
-    checked = [n for n, (_, term, _) in enumerate(weighted) if term.check]
 
     def ranked() -> list[_Hit]:
         average = max(1.0, sum(hit.chars for hit in found.values()) / max(1, len(found)))
@@ -470,34 +394,33 @@ def _any_term(view: View, terms: list[Term], where: str, params: tuple[Any, ...]
         )
 
     order = ranked()
-    pending = _unchecked(view, [weighted[n][1] for n in checked], order)
+    checked = {id(term): n for n, (_, term, _) in enumerate(weighted) if term.check}
+    pending = _unchecked(view, [weighted[n][1] for n in checked.values()], order)
     if pending:  # a term that needs its line checked counts only where the line holds it
-        read = [hit for hit in order[:CHECK_CAP] if hit.rowid in pending]
-        words = _words(view, read)
-        number_of = {id(weighted[n][1]): n for n in checked}
+        words = _words(view, [hit for hit in order[:CHECK_CAP] if hit.rowid in pending])
         for rowid, needed in pending.items():
             line = words.get(rowid)
             for term in needed:
                 if line is None or not contains_run(line, term.atoms, term.text.lower()):
-                    held[rowid].discard(number_of[id(term)])
+                    held[rowid].discard(checked[id(term)])
         order = ranked()
     return order, bool(capped)
 
 
 def _search_once(
-    view: View, query: str | None, where: str, params: tuple[Any, ...], limit: int
-) -> tuple[str, list[_Row], bool]:
+    view: View, query: str | None, filters: Filters, limit: int
+) -> tuple[str, list[EntryRow], bool]:
     """(match, the first `limit` rows, whether there are more)."""
     if query is None:
-        rows = _latest(view, where, params, limit + 1)
+        rows = _latest(view, filters, limit + 1)
         return "list", rows[:limit], len(rows) > limit
     terms = analysed_terms(query)
     if not terms:
         return "none", [], False
-    hits, more = _all_terms(view, terms, query_sequence(query), where, params)
+    hits, more = _all_terms(view, terms, query_sequence(query), filters)
     match = "all"
     if not hits and len(terms) > 1:
-        (hits, more), match = _any_term(view, terms, where, params), "any"
+        (hits, more), match = _any_term(view, terms, filters), "any"
     if not hits:
         return "none", [], False
     return match, _fetch(view, hits[:limit]), more or len(hits) > limit
@@ -513,14 +436,18 @@ def search(
     limit: int,
 ) -> dict[str, Any]:
     text = None if query is None or not query.strip() else query
-    where, params = _filters(kind, since, until)
-    match, rows, more = _search_once(view, text, where, params, limit)
+    filters = Filters(kind, since, until)
+    match, rows, more = _search_once(view, text, filters, limit)
     loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
     if len(loaded) < len(rows):  # a journal changed under its pointers and was just reindexed: again
-        match, rows, more = _search_once(view, text, where, params, limit)
+        match, rows, more = _search_once(view, text, filters, limit)
         loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
-    excerpts = _excerpts([entry.text for _, entry in loaded], query_terms(query or ""))
-    results = [_result(row, entry, excerpt) for (row, entry), excerpt in zip(loaded, excerpts, strict=True)]
+    excerpts = _excerpts([entry.text for _, entry in loaded], query_terms(text or ""))
+    edits = _context_edits(view, (row for row, _ in loaded))
+    results = [
+        _marked(_result(row, entry, excerpt), row, edits)
+        for (row, entry), excerpt in zip(loaded, excerpts, strict=True)
+    ]
     hints = {
         "any": "No entry has every term; these have at least one. Try fewer or different words.",
         "none": "Nothing matched. Try other words, a wider date range, or no kind filter.",
@@ -539,13 +466,13 @@ def search(
 # -- read ----------------------------------------------------------------------------------------
 
 
-def _lookup(view: View, entry_id: str | None, source: str | None) -> list[_Row]:
+def _lookup(view: View, entry_id: str | None, source: str | None) -> list[EntryRow]:
     """In-scope rows for an id or a source handle, one per journal (its latest line for that id)."""
     if source is not None:
         tag, _, entry_id = source.partition(":")
         paths = [path for path in view.paths if _path_tag(path) == tag]
         view = View(view.index, paths, view.current, view.now, view.stale)
-    rows = [_row(v) for v in _rows(view, "AND e.entry_id = ?", (entry_id,), "ORDER BY e.offset")]
+    rows = view.index.store.entries_with_id(view.scope, entry_id)
     return _newest_first({row.path: row for row in rows}.values())
 
 
@@ -559,7 +486,7 @@ def _resolve(view: View, entry_id: str | None, source: str | None) -> tuple[str,
         return "not_found", None
     candidates = [
         {
-            "source": r.source,
+            "source": _source(r),
             "sessionId": r.session_id,
             "timestamp": r.timestamp,
             "kind": r.kind,
@@ -577,7 +504,7 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
         details["candidates"] = found
     if status != "ok":
         return details
-    row: _Row = found
+    row: EntryRow = found
     entry = _load(view, row)
     if entry is None:
         details["status"] = "unavailable"
@@ -586,13 +513,13 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
     if offset > len(text):
         raise ToolError(
             "bad_offset",
-            f"offset {offset} is past the end of entry {row.entry_id} ({len(text)} characters); "
+            f"offset {echo(offset)} is past the end of entry {row.entry_id} ({len(text)} characters); "
             f"use an offset from 0 to {len(text)}, e.g. nextOffset from the previous page",
         )
     end = offset + PAGE_CHARS
     details.update(
         entryId=row.entry_id,
-        source=row.source,
+        source=_source(row),
         sessionId=row.session_id,
         timestamp=row.timestamp,
         kind=row.kind,
@@ -604,24 +531,23 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
         nextOffset=end if end < len(text) else None,
         totalChars=len(text),
     )
-    return details
+    return _marked(details, row, _context_edits(view, [row]))
 
 
 # -- summaries -----------------------------------------------------------------------------------
 
 
 def summaries(view: View, *, since: int | None, until: int | None, limit: int) -> dict[str, Any]:
-    where, params = _filters(None, since, until)
-    where += _SUMMARY_KINDS
-    results = []
-    for row in _newest_first(_row(values) for values in _rows(view, where, params)):
+    results, shown = [], []
+    for row in _newest_first(view.index.store.entries(view.scope, Filters(SUMMARY_KINDS, since, until))):
         entry = _load(view, row)
         if entry is None:
             continue  # its journal is being reindexed; it never shows another line's text
+        shown.append(row)
         results.append(
             {
                 "entryId": row.entry_id,
-                "source": row.source,
+                "source": _source(row),
                 "sessionId": row.session_id,
                 "timestamp": row.timestamp,
                 "kind": row.kind,
@@ -631,35 +557,31 @@ def summaries(view: View, *, since: int | None, until: int | None, limit: int) -
         )
         if len(results) == limit:
             break
-    return {"action": "summaries", "results": results}
+    edits = _context_edits(view, shown)
+    marked = [_marked(item, row, edits) for item, row in zip(results, shown, strict=True)]
+    return {"action": "summaries", "results": marked}
 
 
 # -- around --------------------------------------------------------------------------------------
 
 
-def _node(view: View, file_id: int, sql: str, key: str) -> Any:
-    """One line of the journal's tree (an entry or not), as entry columns."""
-    rows = view.index.rows(
-        f"SELECT {_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id WHERE e.file_id=? AND {sql}",
-        (file_id, key),
-    )
-    return rows[0] if rows else None
-
-
-def _walk(view: View, hit: _Row, count: int, upward: bool) -> list[_Row]:
+def _walk(view: View, hit: EntryRow, count: int, upward: bool) -> list[EntryRow]:
     """Up to `count` entries along parentId (upward) or the latest-written child (downward)."""
-    found: list[_Row] = []
+    found: list[EntryRow] = []
     seen = {hit.entry_id}
     key: str | None = hit.parent_id if upward else hit.entry_id
+    store = view.index.store
     while key is not None and len(found) < count:
-        column = "entry_id" if upward else "parent_id"
-        node = _node(view, hit.file_id, f"e.{column}=? ORDER BY e.offset DESC LIMIT 1", key)
-        if node is None or node[1] in seen:
+        if upward:
+            node = store.node(hit.file_id, key)
+        else:
+            node = next(reversed(store.children(hit.file_id, key)), None)  # the latest written
+        if node is None or node.entry_id in seen:
             break
-        seen.add(node[1])
-        if node[4] is not None:  # a line that is no entry is walked through, not shown
-            found.append(_row(node))
-        key = node[2] if upward else node[1]
+        seen.add(node.entry_id)
+        if node.kind is not None:  # a line that is no entry is walked through, not shown
+            found.append(node)
+        key = node.parent_id if upward else node.entry_id
     return found
 
 
@@ -670,25 +592,25 @@ def around(view: View, entry_id: str | None, source: str | None, before: int, af
         details["candidates"] = found
     if status != "ok":
         return details
-    hit: _Row = found
+    hit: EntryRow = found
     details["entryId"] = hit.entry_id
     placed = [(row, "before") for row in reversed(_walk(view, hit, before, upward=True))]
     placed += [(hit, "hit")] + [(row, "after") for row in _walk(view, hit, after, upward=False)]
+    edits = _context_edits(view, (row for row, _ in placed))
     for row, position in placed:
         text = _text(view, row)
         if text is None:
             if position == "hit":
                 return {**details, "status": "unavailable", "entries": []}
             continue
-        details["entries"].append(
-            {
-                "entryId": row.entry_id,
-                "source": row.source,
-                "sessionId": row.session_id,
-                "timestamp": row.timestamp,
-                "kind": row.kind,
-                "text": _clip(text, _CONTEXT_CHARS),
-                "position": position,
-            }
-        )
+        item = {
+            "entryId": row.entry_id,
+            "source": _source(row),
+            "sessionId": row.session_id,
+            "timestamp": row.timestamp,
+            "kind": row.kind,
+            "text": _clip(text, _CONTEXT_CHARS),
+            "position": position,
+        }
+        details["entries"].append(_marked(item, row, edits))
     return details

@@ -6,6 +6,8 @@ Each instance is one Pi process: its own clock, its own current session, its own
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import sys
 import threading
@@ -14,16 +16,20 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from . import __version__
-from ._index import IndexUnavailable
+from ._echo import echo
+from ._errors import IndexUnavailable
 from ._journals import DEFAULT_MAX_LINE_BYTES
 from ._maintenance import backfill, run_command
 from ._memory import Config, Memory
 from ._tool import DESCRIPTION, LABEL, PARAMETERS, TOOL_NAME, run_tool
 
-__all__ = ["PROFILES", "ProtocolServer", "manifest"]
+__all__ = ["PROFILES", "ProtocolServer", "decode_request", "encode_response", "manifest"]
 
 PROTOCOL = 1
+_INT_DIGITS = 4300  # sys.get_int_max_str_digits() by default
 PROFILES = ["core", "collector", "backfill", "forget", "context"]
 EVENTS = ["session_start", "message_end", "session_compact", "session_tree", "session_shutdown"]
 COMMAND_DESCRIPTION = (
@@ -45,10 +51,55 @@ def manifest() -> dict[str, Any]:
     }
 
 
+def decode_request(line: bytes) -> Any:
+    """One request line as a value; ValueError when it is not JSON at all.
+
+    Python's own parser, not orjson: it keeps integers of any size exact (orjson turns those beyond
+    64 bits into floats, so an echoed `seq` would change) and takes what JSON-like writers send
+    (NaN, Infinity, lone surrogates), so such a value reaches validation and gets a tool error.
+    """
+    try:
+        return json.loads(line, parse_int=_integer)
+    except RecursionError as error:
+        raise ValueError("nested too deeply") from error
+
+
+def _integer(digits: str) -> int | float:
+    # int() refuses more than 4,300 digits; such a number is out of every range, as a float is
+    return int(digits) if len(digits) <= _INT_DIGITS else float(digits)
+
+
+def encode_response(response: dict[str, Any]) -> bytes:
+    """One response line. An echoed `seq` may be what orjson cannot write (NaN, a lone surrogate,
+    an integer beyond 64 bits): then the standard library writes it, with NaN as null."""
+    try:
+        return orjson.dumps(response) + b"\n"
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        pass
+    try:
+        return json.dumps(_finite(response), ensure_ascii=True).encode() + b"\n"
+    except (ValueError, RecursionError):
+        failed = {"seq": None, "errored": True, "context": {"message": "the response could not be written"}}
+        return orjson.dumps(failed) + b"\n"
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
+
+
 def _moment(value: Any) -> datetime:
-    if not isinstance(value, str):
-        raise AdapterError(f"clock must be an ISO-8601 timestamp string, got {value!r}")
-    return datetime.fromisoformat(value)
+    try:
+        if isinstance(value, str):
+            return datetime.fromisoformat(value)
+    except ValueError:
+        pass
+    raise AdapterError(f"clock must be an ISO-8601 timestamp string, got {echo(value)}")
 
 
 class _Instance:
@@ -116,7 +167,7 @@ class ProtocolServer:
     def _instance(self, request: dict[str, Any]) -> _Instance:
         name = request.get("instance")
         if not isinstance(name, str) or name not in self.instances:
-            raise AdapterError(f"unknown instance {name!r}")
+            raise AdapterError(f"unknown instance {echo(name)}")
         return self.instances[name]
 
     def _dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +175,7 @@ class ProtocolServer:
         if command == "start":
             if request.get("protocol") != PROTOCOL:
                 raise AdapterError(
-                    f"protocol {request.get('protocol')!r} is not spoken; this adapter speaks 1"
+                    f"protocol {echo(request.get('protocol'))} is not spoken; this adapter speaks 1"
                 )
             implementation = {"name": "pimem", "version": __version__, "language": "python"}
             return {"protocol": PROTOCOL, "implementation": implementation, "profiles": list(PROFILES)}
@@ -142,11 +193,11 @@ class ProtocolServer:
             return {}
         if command == "tool":
             if request.get("name") != TOOL_NAME:
-                raise AdapterError(f"unknown tool {request.get('name')!r}")
+                raise AdapterError(f"unknown tool {echo(request.get('name'))}")
             return run_tool(instance.memory, request.get("arguments"))
         if command == "command":
             if request.get("name") != "memory":
-                raise AdapterError(f"unknown command {request.get('name')!r}")
+                raise AdapterError(f"unknown command {echo(request.get('name'))}")
             return run_command(instance.memory, str(request.get("args") or ""))
         if command == "idle":
             instance.wait()
@@ -157,7 +208,7 @@ class ProtocolServer:
         if command == "close":
             self._close(str(request.get("instance")))
             return {}
-        raise AdapterError(f"unknown cmd {command!r}")
+        raise AdapterError(f"unknown cmd {echo(command)}")
 
     def _open(self, request: dict[str, Any]) -> dict[str, Any]:
         name = request.get("instance")

@@ -10,15 +10,15 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import orjson
-
+from ._echo import echo
+from ._errors import IndexUnavailable, ToolError
 from ._extract import KINDS
-from ._index import IndexUnavailable, epoch_ms
 from ._journals import Journal
 from ._memory import Memory
-from ._query import ToolError, View, around, read, search, summaries
+from ._query import View, around, read, search, summaries
 from ._redact import redact_tree
 from ._scope import SCOPES
+from ._time import epoch_ms
 
 __all__ = [
     "ACTIONS",
@@ -54,11 +54,19 @@ PARAMETERS: dict[str, Any] = {
             "type": "string",
             "description": "Words to find (literal text). Omit to list newest first.",
         },
-        "entryId": {"type": "string", "description": "Entry id from a search result (read, around)."},
-        "source": {"type": "string", "description": "Opaque handle from a result, to pick one of several."},
+        "entryId": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Entry id from a search result (read, around).",
+        },
+        "source": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Opaque handle from a result, to pick one of several.",
+        },
         "offset": {"type": "integer", "minimum": 0, "description": "read: page start in characters."},
         "scope": {"type": "string", "enum": list(SCOPES), "default": "project"},
-        "sessionId": {"type": "string", "description": "Only this session."},
+        "sessionId": {"type": "string", "minLength": 1, "description": "Only this session."},
         "kind": {
             "anyOf": [
                 {"type": "string", "enum": list(KINDS)},
@@ -66,8 +74,16 @@ PARAMETERS: dict[str, Any] = {
             ],
             "description": "search: one kind, or a list meaning any of them.",
         },
-        "since": {"type": "string", "description": "YYYY-MM-DD or ISO-8601 timestamp with zone."},
-        "until": {"type": "string", "description": "YYYY-MM-DD or ISO-8601 timestamp with zone."},
+        "since": {
+            "type": "string",
+            "minLength": 1,
+            "description": "YYYY-MM-DD or ISO-8601 timestamp with zone.",
+        },
+        "until": {
+            "type": "string",
+            "minLength": 1,
+            "description": "YYYY-MM-DD or ISO-8601 timestamp with zone.",
+        },
         "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
         "before": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
         "after": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
@@ -105,7 +121,7 @@ def _integer(name: str, value: Any) -> int:
     if number is None or number < low or (high is not None and number > high):
         span = f"from {low} to {high}" if high is not None else f"of at least {low}"
         raise _bad(
-            f'"{name}" must be an integer {span}, got {orjson.dumps(value).decode()}',
+            f'"{name}" must be an integer {span}, got {echo(value)}',
             f'{{"action": "search", "query": "retry", "{name}": {low if default is None else default}}}',
         )
     return number
@@ -124,7 +140,7 @@ def parse_bound(name: str, value: str, tz: str, end: bool) -> int:
     except ValueError:
         moment = None
     if moment is None or moment.tzinfo is None:
-        raise ToolError("bad_date", f'"{name}" must be {_DATE_HELP}; got {orjson.dumps(value).decode()}')
+        raise ToolError("bad_date", f'"{name}" must be {_DATE_HELP}; got {echo(value)}')
     ms = epoch_ms(moment.isoformat())
     assert ms is not None  # it was just parsed
     return ms
@@ -140,7 +156,7 @@ def _kinds(value: Any) -> tuple[str, ...] | None:
         raise _bad('"kind" must be a kind or a non-empty list of kinds', example)
     unknown = [kind for kind in kinds if kind not in KINDS]
     if unknown:
-        raise _bad(f'"kind" must be one of {", ".join(KINDS)}, got "{unknown[0]}"', example)
+        raise _bad(f'"kind" must be one of {", ".join(KINDS)}, got {echo(unknown[0])}', example)
     return tuple(dict.fromkeys(kinds))
 
 
@@ -150,7 +166,7 @@ def validate(arguments: Any, tz: str) -> Args:
         raise _bad("the arguments must be an object")
     unknown = sorted(set(arguments) - set(PARAMETERS["properties"]))
     if unknown:
-        raise _bad(f'unknown parameter "{unknown[0]}" (known: {", ".join(PARAMETERS["properties"])})')
+        raise _bad(f"unknown parameter {echo(unknown[0])} (known: {', '.join(PARAMETERS['properties'])})")
     action = arguments.get("action")
     if action is None:
         raise _bad('"action" is required')
@@ -159,7 +175,7 @@ def validate(arguments: Any, tz: str) -> Args:
     if action not in ACTIONS:
         raise ToolError(
             "unknown_action",
-            f'unknown action "{action}"; use one of {", ".join(ACTIONS)}, for example {_EXAMPLE}',
+            f"unknown action {echo(action)}; use one of {', '.join(ACTIONS)}, for example {_EXAMPLE}",
         )
     values: dict[str, Any] = {"action": action}
     for name in ("query", "entryId", "source", "scope", "sessionId", "since", "until"):
@@ -168,7 +184,7 @@ def validate(arguments: Any, tz: str) -> Args:
             raise _bad(f'"{name}" must be a string')
         values[name] = value
     if values["scope"] is not None and values["scope"] not in SCOPES:
-        raise _bad(f'"scope" must be one of {", ".join(SCOPES)}, got "{values["scope"]}"')
+        raise _bad(f'"scope" must be one of {", ".join(SCOPES)}, got {echo(values["scope"])}')
     ints = {name: _integer(name, arguments[name]) for name in _INTEGERS if arguments.get(name) is not None}
     if action in ("read", "around") and not values["entryId"] and not values["source"]:
         raise _bad(
@@ -210,7 +226,7 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
     sight = memory.before_answer(args.scope, args.session_id)
     current = os.path.abspath(memory.config.session_file) if memory.config.session_file else None
     stale = _stale(memory, sight.journals)
-    view = View(memory.index, sight.paths, current, memory.now(), stale, (sight.paths, sight.condition))
+    view = View(memory.index, sight.paths, current, memory.now(), stale, (sight.paths, sight.scope))
     if args.action == "read":
         return read(view, args.entry_id, args.source, args.offset)
     if args.action == "around":
@@ -243,7 +259,12 @@ def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:
 
 
 def _head(item: dict[str, Any]) -> str:
-    return f"{item['entryId']} · {item['kind']} · {item['timestamp']} · session {item['sessionId']}"
+    head = f"{item['entryId']} · {item['kind']} · {item['timestamp']} · session {item['sessionId']}"
+    edit = item.get("contextEdit")
+    if edit is None:
+        return head
+    what = "replaced in the context" if edit["state"] == "replaced" else "omitted from the context"
+    return f"{head} · {what} by context_edit {edit['editEntryId']}"
 
 
 def _indexing_text(state: dict[str, Any]) -> str:
@@ -272,7 +293,7 @@ def _honest_hint(details: dict[str, Any]) -> str | None:
 
 def _render_search(details: dict[str, Any]) -> list[str]:
     query = details["query"]
-    what = "newest entries" if details["match"] == "list" else f"search {orjson.dumps(query).decode()}"
+    what = "newest entries" if details["match"] == "list" else f"search {echo(query, limit=200)}"
     lines = [
         f"{what} · {details['scope']} scope · {len(details['results'])} result(s), match {details['match']}"
     ]

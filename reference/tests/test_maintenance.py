@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import apsw
-from pimem._index import Index
+from pimem._store import SCHEMA_VERSION, Store
 
 TREE = (
     "agent/sessions/--home-u-treeproj--/2026-11-11T08-00-00-000Z_01a1c99e-f400-7e34-9b5f-2fb303a9d8f3.jsonl"
@@ -88,18 +87,18 @@ def test_lease_log_shows_one_holder_at_a_time(fixture_session: Any) -> None:
 
 def test_schema_change_and_corruption_rebuild(tmp_path: Path) -> None:
     path = str(tmp_path / "index.sqlite")
-    index = Index(path, 1 << 20)
-    index.db.execute("UPDATE meta SET value='older' WHERE key='schema'")
-    index.db.execute("CREATE TABLE leftover(x)")
-    index.close()
-    reopened = Index(path, 1 << 20)
-    assert reopened.rows("SELECT name FROM sqlite_master WHERE name='leftover'") == []
+    store = Store(path)
+    store.pretend_newer_schema("pimem-999")
+    assert "future_feature" in store.table_names() and store.meta("schema") == "pimem-999"
+    store.close()
+    reopened = Store(path)
+    assert "future_feature" not in reopened.table_names()
+    assert reopened.meta("schema") == SCHEMA_VERSION
     reopened.close()
     for suffix in ("-wal", "-shm"):
         if os.path.exists(path + suffix):
             os.remove(path + suffix)
     Path(path).write_bytes(b"this is not a database" * 100)
-    recovered = Index(path, 1 << 20)
-    assert recovered.meta("schema") is not None
+    recovered = Store(path)
+    assert recovered.meta("schema") == SCHEMA_VERSION
     recovered.close()
-    assert isinstance(apsw.sqlite_lib_version(), str)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import apsw
+from pathlib import Path
+
 import pytest
 from pimem._query import query_terms
+from pimem._store import Filters, IndexedJournal, Line, Store
 from pimem._terms import index_text
 from pimem._terms import query_terms as analysed_terms
 
@@ -37,15 +39,16 @@ def test_a_quote_inside_a_term_is_doubled() -> None:
 @pytest.mark.parametrize(
     "query", ['"unbalanced', "a OR b", "NEAR(x y)", "pre*", "^x", "text:y", "(z)", "AND", "-", "zAnd0r"]
 )
-def test_hostile_queries_run_as_literal_matches(query: str) -> None:
-    db = apsw.Connection(":memory:")
-    db.execute(
-        "CREATE VIRTUAL TABLE t USING fts5(text, content='', detail=none,"
-        " tokenize='unicode61 remove_diacritics 2 categories ''L* N* Co M*''')"
-    )
-    text = "a OR b near x y pre text y z and unbalanced zAnd0r"
-    db.execute("INSERT INTO t(rowid, text) VALUES (1, ?)", (index_text(text),))
+def test_hostile_queries_run_as_literal_matches(query: str, tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "index.sqlite"))
+    with store.write():
+        store.add_file(IndexedJournal("/j.jsonl", "s", "/", "", 0, 0), b"", 0, b"")
+        text = "a OR b near x y pre text y z and unbalanced zAnd0r"
+        store.add_lines(1, [Line(20_000, "e1", None, 0, 1, 0, None, "user", text)], index_text)
     terms = analysed_terms(query)
     for match in (" AND ".join(t.match for t in terms), " OR ".join(t.match for t in terms)) if terms else ():
-        rows = list(db.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)))
-        assert rows == [(1,)]
+        assert [(found.file_id, found.offset) for found in store.candidates(match, None, Filters(), 10)] == [
+            (1, 0)
+        ]
+    assert store.candidates('"absent"', None, Filters(), 10) == []
+    store.close()

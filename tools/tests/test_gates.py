@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -54,3 +55,21 @@ def test_spec_lint_passes_with_every_must_covered() -> None:
 def test_committed_fixtures_match_the_generator() -> None:
     result = _run(_tool("pimem-fixtures"), "--check")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_hypothesis_draws_no_unseeded_input_in_the_default_run() -> None:
+    """Every @given in the default run is derandomized (conftest.py loads that profile); only the
+    state machine's PIMEM_STATEFUL=long branch may turn it off, and no test asks for a database."""
+    from hypothesis import settings
+
+    if os.environ.get("PIMEM_SLOW") == "1" or os.environ.get("PIMEM_STATEFUL") == "long":
+        pytest.skip("an exploring run (PIMEM_SLOW=1 or PIMEM_STATEFUL=long) draws random input on purpose")
+    assert settings.default.derandomize is True and settings.default.database is None
+    undoing = set()
+    for path in REPO.glob("*/**/*.py"):
+        if ".venv" in path.parts or "node_modules" in path.parts or path == Path(__file__):
+            continue
+        text = path.read_text(encoding="utf-8").replace(" ", "")
+        if "derandomize=False" in text or "load_profile(" in text:
+            undoing.add(str(path.relative_to(REPO)))
+    assert undoing == {"conformance/pimem_conformance/statemachine.py"}, undoing

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import random
-import sqlite3
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -207,11 +206,11 @@ def test_index_from_a_newer_schema_version(shared_tmp: Path, impl: str) -> None:
     build_index(impl, writer, state)
 
     def damage() -> None:
-        with sqlite3.connect(state / "index.sqlite") as db:
-            db.execute("UPDATE meta SET value='pimem-999' WHERE key='schema'")
-            db.execute("CREATE TABLE future_feature(payload TEXT)")
-            db.execute("DELETE FROM entries")  # a newer layout: what this version reads there is empty
-        db.close()
+        from pimem._store import Store  # the reference's own storage, damaged on purpose
+
+        store = Store(str(state / "index.sqlite"))
+        store.pretend_newer_schema("pimem-999")
+        store.close()
 
     result = damaged_then_rebuilt(impl, writer, state, damage)
     record_figure("damaged: index from a newer schema version", outcome(result))

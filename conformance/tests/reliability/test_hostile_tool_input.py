@@ -11,6 +11,7 @@ workspace or the Python installation. No response may carry SQL or other interna
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import sysconfig
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from .reliability_kit import (
@@ -36,6 +37,8 @@ from .reliability_kit import (
 pytestmark = pytest.mark.reliability
 
 CWD = "/home/u/app"
+# SQL statements as identifiers: kept as data, so no Python file outside the store holds SQL text
+SQL_INJECTIONS = json.loads((Path(__file__).parent / "sql_injections.json").read_text(encoding="utf-8"))
 ERROR_CODES = {
     "bad_argument",
     "unknown_action",
@@ -45,6 +48,7 @@ ERROR_CODES = {
     "index_unavailable",
 }
 ACTIONS = ["search", "read", "summaries", "around"]
+MESSAGE_CHARS = 1_000  # an error message never grows with the input it echoes (JM-TOOL-111)
 KINDS = [
     "user",
     "assistant",
@@ -136,10 +140,9 @@ path_like = st.sampled_from(
         "/dev/zero",
         "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
         "{ws}/../outside.jsonl",
+        *SQL_INJECTIONS,
         "abc\x00/etc/passwd",
-        "'; DROP TABLE entries; --",
         '" OR "1"="1',
-        "1; ATTACH DATABASE '/tmp/x.db' AS x",
         "*",
         "%",
         "_",
@@ -173,6 +176,8 @@ junk_date = st.one_of(
 )
 number = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),
+    st.integers().map(lambda small: small * 2**64),  # beyond what 64-bit encoders write
+    st.recursive(st.integers(), lambda inner: st.lists(inner, min_size=1, max_size=2), max_leaves=4),
     st.floats(allow_nan=True),
     st.text(max_size=5),
     st.none(),
@@ -210,6 +215,13 @@ def hostile_arguments(draw: st.DrawFn, workspace_root: str) -> Any:
     return arguments
 
 
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 def allowed_roots(workspace_root: Path) -> list[str]:
     roots = {
         str(workspace_root),
@@ -235,6 +247,7 @@ def check_response(response: dict[str, Any], arguments: Any) -> None:
         error = response["error"]
         assert error.get("code") in ERROR_CODES, error
         assert isinstance(error.get("message"), str) and error["message"].strip(), error
+        assert len(error["message"]) <= MESSAGE_CHARS, f"a message of {len(error['message'])} characters"
     else:
         assert isinstance(response.get("content"), list), response
         assert isinstance(response.get("details"), dict), response
@@ -274,6 +287,16 @@ def test_hostile_arguments_get_results_or_clear_errors_and_open_nothing_outside(
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     @given(arguments=hostile_arguments(str(writer.root)))
+    # Failures exploration found, pinned so that every run tests them (issue 19):
+    @example(arguments={"action": "search", "after": -(2**63) - 1})  # echoed with a 64-bit encoder
+    @example(arguments={"action": "search", "limit": 2**64})
+    @example(arguments={"action": "around", "entryId": "1a2b3c4d", "before": -(2**64) - 1})
+    @example(arguments={"action": "read", "entryId": "1a2b3c4d", "offset": 2**64})
+    @example(arguments={"action": "search", "limit": 1e80})
+    @example(arguments={"action": "search", "limit": _nested(200)})
+    @example(arguments={"action": "search", "kind": "k" * 100_000})
+    @example(arguments={"action": "search", "query": "\ud800 lone"})
+    @example(arguments={"action": "x" * 100_000})
     def one_call(arguments: Any) -> None:
         global _OPENED
         nonlocal calls, inside_opens

@@ -38,6 +38,7 @@ __all__ = [
     "rebuild_argv",
     "redact",
     "run_pimem",
+    "sqlite_version",
 ]
 
 INDEX_FILE = "index.sqlite"  # the reference keeps its index at <state_dir>/index.sqlite
@@ -73,6 +74,11 @@ def isolated_env(state_dir: Path) -> dict[str, str]:
     env["HOME"] = str(home)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
+
+
+def sqlite_version() -> str:
+    """The SQLite library the reference runs on (apsw's own build)."""
+    return str(apsw.sqlite_lib_version())
 
 
 def fts_options(state_dir: Path) -> str:

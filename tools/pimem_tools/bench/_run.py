@@ -14,8 +14,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from pimem_tools.bench import _reference
 from pimem_tools.bench._ceiling import run_stage_pass
 from pimem_tools.bench._corpus import Corpus, ensure_corpus
@@ -279,7 +277,7 @@ def _measure(
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
-            "sqlite": apsw.sqlite_lib_version(),
+            "sqlite": _reference.sqlite_version(),
             "system": f"{platform.system()} {platform.machine()}",
         },
         "trees": {**asdict(trees), "tools_excludes": RESULTS_RELPATH} if trees else None,

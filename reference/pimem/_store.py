@@ -1,0 +1,723 @@
+"""The index's storage: its schema and every SQL statement against it, behind named methods.
+
+SQLite through apsw, in WAL mode. Tables: `meta` (the schema version, the backfill lease), `files`
+(per journal, a byte cursor and the fingerprint of the tiered rewrite detection), `entries` (per
+line with an id, a byte pointer into the journal, never its text), `withheld_calls`,
+`context_edits` (what Pi 1.x context_edit lines do to their targets) and `terms` (contentless
+FTS5 of redacted text). A schema change rebuilds, never migrates. Entry rowids order
+by day (see _time). Each row type sits next to its column list, so no caller indexes a tuple, and
+any SQLite error leaves this module as IndexUnavailable. No other module writes SQL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import threading
+from collections.abc import Callable, Container, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import apsw
+import orjson
+
+from ._errors import IndexUnavailable
+from ._time import DAY_SHIFT, MAX_MS, canonical_timestamp, day_rowids, rowids_of_day
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Candidate",
+    "EntryRow",
+    "FileState",
+    "Filters",
+    "IndexedJournal",
+    "Line",
+    "Scope",
+    "Store",
+    "fts5_tokens",
+    "probe_fts5",
+    "sqlite_versions",
+]
+
+SCHEMA_VERSION = "pimem-8"
+_BUSY_MS = 10_000
+# combining marks are word characters (JM-SEARCH-041); the text given is _terms.index_text's
+_TOKENIZER = "tokenize='unicode61 remove_diacritics 2 categories ''L* N* Co M*'''"
+_TERMS = f"text, content='', contentless_delete=1, detail=none, {_TOKENIZER}"
+_SCHEMA = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(
+  id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, cwd TEXT NOT NULL,
+  started TEXT NOT NULL, cursor INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+  header_hash BLOB NOT NULL, last_offset INTEGER NOT NULL, last_length INTEGER NOT NULL,
+  last_hash BLOB NOT NULL, prefix_hash BLOB NOT NULL,
+  skipped_lines INTEGER NOT NULL DEFAULT 0);
+-- Every line with an id: the tree that `around` walks. `kind` is NULL for a line that is no entry
+-- (or a forgotten one); only entries have terms. What only a shown entry needs (its role, tool
+-- name, tokens before) comes from its line, which is read anyway to show its text. `ts` is the
+-- timestamp in milliseconds (0 when it does not parse); `timestamp` is stored only when the line's
+-- own string is not the canonical rendering of `ts` (Pi always writes that form).
+CREATE TABLE entries(
+  rowid INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, entry_id TEXT NOT NULL, parent_id TEXT,
+  offset INTEGER NOT NULL, length INTEGER NOT NULL, ts INTEGER NOT NULL, kind TEXT, chars INTEGER,
+  timestamp TEXT);
+CREATE INDEX entries_by_id ON entries(entry_id);
+CREATE INDEX entries_by_parent ON entries(file_id, parent_id);
+-- tool calls that read a sensitive file; their results may arrive in a later pass
+CREATE TABLE withheld_calls(file_id INTEGER NOT NULL, call_id TEXT NOT NULL, PRIMARY KEY(file_id, call_id))
+  WITHOUT ROWID;
+-- Pi 1.x context_edit lines (an entry or not): which entry each one replaces or omits
+CREATE TABLE context_edits(file_id INTEGER NOT NULL, target_id TEXT NOT NULL, offset INTEGER NOT NULL,
+  edit_id TEXT NOT NULL, replaced INTEGER NOT NULL, PRIMARY KEY(file_id, target_id, offset)) WITHOUT ROWID;
+CREATE VIRTUAL TABLE terms USING fts5({_TERMS});
+"""
+
+_READ_ONLY = "the memory index cannot be written: its state folder is read-only or inaccessible"
+_PLAINLY: dict[type[BaseException], str] = {  # what an SQLite error means for the user
+    apsw.FullError: "the disk holding the memory index is full",
+    apsw.ReadOnlyError: _READ_ONLY,
+    apsw.CantOpenError: _READ_ONLY,
+    apsw.PermissionsError: _READ_ONLY,
+    PermissionError: _READ_ONLY,
+}
+
+
+def unavailable(error: BaseException) -> IndexUnavailable:
+    """An SQLite (or file system) error as the user is told of it."""
+    reason = _PLAINLY.get(type(error), "the memory index cannot be opened or written")
+    return IndexUnavailable(reason, f"{type(error).__name__}: {error}")
+
+
+# -- row types, each next to its columns ---------------------------------------------------------
+
+
+@dataclass
+class FileState:
+    """A journal's row: how far it is indexed and the fingerprint its rewrites are detected by."""
+
+    id: int
+    cursor: int
+    size: int
+    mtime_ns: int
+    header_hash: bytes
+    last_offset: int
+    last_length: int
+    last_hash: bytes
+    prefix_hash: bytes
+    skipped_lines: int
+
+
+_FILE_STATE = ", ".join(field.name for field in dataclasses.fields(FileState))
+
+
+class IndexedJournal(NamedTuple):
+    """What the index remembers of a journal's header and file (the fields of `Journal`)."""
+
+    path: str
+    session_id: str
+    cwd: str
+    started: str
+    size: int
+    mtime_ns: int
+
+
+_INDEXED_JOURNAL = ", ".join(IndexedJournal._fields)
+
+
+class Line(NamedTuple):
+    """A line with an id, ready to store; an entry has a kind and a (redacted) text."""
+
+    day: int  # days since 1970: the store turns it into the line's rowid
+    entry_id: str
+    parent_id: str | None
+    offset: int
+    length: int
+    ms: int
+    shown: str | None  # the timestamp, when it is not the canonical rendering of `ms`
+    kind: str | None = None
+    text: str | None = None
+    call_id: str | None = None  # the tool call a tool result answers
+    edit_target: str | None = None  # a context_edit line: the entry it replaces or omits
+    replaced: bool = False  # ... and whether it replaces it (else omits it)
+
+    def hidden(self) -> Line:
+        """The line as a hidden entry is stored: a node of the tree, but no entry and no terms (a
+        hidden context_edit still says what it did to its target)."""
+        return self._replace(kind=None, text=None, call_id=None)
+
+
+_LINE_COLUMNS = "rowid, file_id, entry_id, parent_id, offset, length, ts, kind, chars, timestamp"
+
+
+def _line_values(rowid: int, file_id: int, line: Line) -> tuple[Any, ...]:
+    chars = None if line.text is None else len(line.text)
+    return (
+        rowid,
+        file_id,
+        line.entry_id,
+        line.parent_id,
+        line.offset,
+        line.length,
+        line.ms,
+        line.kind,
+        chars,
+        line.shown,
+    )
+
+
+@dataclass(frozen=True)
+class EntryRow:
+    """A stored line with its journal's columns; `kind` is None for a line that is no entry."""
+
+    rowid: int  # orders by day (see _time)
+    entry_id: str
+    parent_id: str | None
+    stored_timestamp: str | None  # only when the line's string is not the canonical one
+    kind: str | None
+    offset: int
+    length: int
+    path: str
+    session_id: str
+    cwd: str
+    file_id: int
+    chars: int | None
+    ms: int
+
+    @property
+    def timestamp(self) -> str:
+        """The line's `timestamp`, as it was written."""
+        return canonical_timestamp(self.ms) if self.stored_timestamp is None else self.stored_timestamp
+
+    @property
+    def age(self) -> tuple[int, str, int]:
+        """Sorts older first; equal times in an order that survives a rebuild (rowids do not)."""
+        return (self.ms, self.path, self.offset)
+
+
+_ENTRY_COLUMNS = {
+    "rowid": "e.rowid",
+    "entry_id": "e.entry_id",
+    "parent_id": "e.parent_id",
+    "stored_timestamp": "e.timestamp",
+    "kind": "e.kind",
+    "offset": "e.offset",
+    "length": "e.length",
+    "path": "f.path",
+    "session_id": "f.session_id",
+    "cwd": "f.cwd",
+    "file_id": "f.id",
+    "chars": "e.chars",
+    "ms": "e.ts",
+}
+assert tuple(_ENTRY_COLUMNS) == tuple(field.name for field in dataclasses.fields(EntryRow))
+_ENTRY_SELECT = f"SELECT {', '.join(_ENTRY_COLUMNS.values())} FROM entries e JOIN files f ON f.id = e.file_id"
+
+
+class Candidate(NamedTuple):
+    """A search candidate: what ranking needs, before its row is fetched."""
+
+    rowid: int
+    chars: int
+    ms: int
+    file_id: int
+    offset: int
+
+
+_CANDIDATE_COLUMNS = "e.rowid, e.chars, e.ts, e.file_id, e.offset"
+
+Scope = tuple[int, ...] | None  # the file ids of the journals in scope; None: every journal
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which entries a listing or a search keeps: kinds, and a time range in milliseconds."""
+
+    kinds: tuple[str, ...] | None = None
+    since: int | None = None
+    until: int | None = None
+
+
+def _in_scope(scope: Scope) -> str:
+    # file ids are integers, so they are inlined
+    return "1" if scope is None else f"e.file_id IN ({','.join(map(str, sorted(scope)))})"
+
+
+def _filtered(filters: Filters, rowid: str) -> tuple[str, tuple[Any, ...]]:
+    """The SQL conditions (each after AND) for `filters`, on entries `e` whose rowid is `rowid`."""
+    where = ""
+    params: tuple[Any, ...] = ()
+    if filters.kinds is not None:
+        where += f" AND e.kind IN ({','.join('?' * len(filters.kinds))})"
+        params += filters.kinds
+    if filters.since is not None or filters.until is not None:
+        first, last = filters.since or 0, MAX_MS if filters.until is None else filters.until
+        where += f" AND {rowid} BETWEEN ? AND ? AND e.ts BETWEEN ? AND ?"
+        params += (*day_rowids(first, last), first, last)
+    return where, params
+
+
+def probe_fts5() -> str | None:
+    """Why this SQLite cannot hold the terms table as the index makes it, or None when it can."""
+    db = apsw.Connection(":memory:")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5({_TERMS})")
+        db.execute("INSERT INTO t(rowid, text) VALUES (1, 'probe')")
+        db.execute("DELETE FROM t WHERE rowid = 1")
+    except apsw.Error as error:
+        return str(error)
+    finally:
+        db.close()
+    return None
+
+
+def fts5_tokens(texts: list[str], tokenizer: str | None = None) -> list[list[str]]:
+    """The terms the index's tokenizer (or another FTS5 `tokenize=` value) makes of each text, in
+    order (tokenizers elsewhere are checked against it)."""
+    tokenize = _TOKENIZER if tokenizer is None else f"tokenize='{tokenizer}'"
+    db = apsw.Connection(":memory:")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, {tokenize})")  # with offsets, for fts5vocab
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        found = []
+        for rowid, text in enumerate(texts, start=1):
+            db.execute("INSERT INTO t(rowid, text) VALUES(?, ?)", (rowid, text))
+            found.append(
+                [term for (term,) in db.execute("SELECT term FROM v WHERE doc=? ORDER BY offset", (rowid,))]
+            )
+        return found
+    finally:
+        db.close()
+
+
+def sqlite_versions() -> dict[str, str]:
+    return {"apsw": str(apsw.apsw_version()), "sqlite": str(apsw.sqlite_lib_version())}
+
+
+# -- the connection ------------------------------------------------------------------------------
+
+
+def _create(path: str) -> None:
+    """A new, empty index file in WAL mode, made aside and linked into place, so no process ever
+    opens one in another mode: switching modes takes a lock that SQLite does not wait for."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    aside = f"{path}.{os.getpid()}.{threading.get_ident()}.new"
+    db = apsw.Connection(aside)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.close()
+    try:
+        os.link(aside, path)  # atomic, and never over an index another process just made
+    except FileExistsError:
+        pass
+    finally:
+        os.remove(aside)
+
+
+@contextlib.contextmanager
+def _immediate(db: apsw.Connection) -> Iterator[None]:
+    """A transaction that holds the write lock from its start, so writers queue on the busy timeout
+    (a read that turns into a write fails at once when another writer got there first)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(apsw.Error):  # a failed COMMIT may have ended the transaction
+            db.execute("ROLLBACK")
+        raise
+
+
+def _recreate(db: apsw.Connection) -> None:
+    """Drop whatever schema is there and create ours: a schema change rebuilds, never migrates."""
+    tables = db.execute("SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")
+    names = [(name, sql or "") for name, sql in tables]
+    # virtual tables first: dropping one drops its shadow tables
+    for name, _ in sorted(names, key=lambda item: not item[1].upper().startswith("CREATE VIRTUAL")):
+        db.execute(f'DROP TABLE IF EXISTS "{name}"')
+    db.execute(_SCHEMA)
+    db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+
+
+def _schema(db: apsw.Connection) -> str | None:
+    """The schema version an index file says it has, if any."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchall():
+        return None
+    rows = db.execute("SELECT value FROM meta WHERE key='schema'").fetchall()
+    return str(rows[0][0]) if rows else None
+
+
+def _connect(path: str) -> apsw.Connection:
+    try:
+        if not os.path.exists(path):
+            _create(path)
+        db = apsw.Connection(path)
+        db.set_busy_timeout(_BUSY_MS)
+        db.execute("PRAGMA synchronous=NORMAL")
+        # under the write lock: processes that start together queue here, where a read turned
+        # write would fail at once (SQLITE_BUSY, no waiting)
+        with _immediate(db):
+            if _schema(db) != SCHEMA_VERSION:
+                _recreate(db)
+    except (apsw.CorruptError, apsw.NotADBError):
+        raise
+    except (apsw.Error, OSError) as error:
+        raise unavailable(error) from error
+    return db
+
+
+class Store:
+    """One connection to an index file, opened with our schema (a damaged file is made anew)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        try:
+            self._db = _connect(path)
+        except (apsw.CorruptError, apsw.NotADBError):
+            self._remove_files()  # the index is disposable: a damaged one is rebuilt from journals
+            self._db = _connect(path)
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.path + suffix)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _all(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        # read to the end: a statement left open would hold a read snapshot, and a write begun on a
+        # stale snapshot fails at once (SQLITE_BUSY_SNAPSHOT) instead of waiting its turn
+        try:
+            return list(self._db.execute(sql, params))
+        except apsw.Error as error:
+            raise unavailable(error) from error
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[None]:
+        """A write transaction (see _immediate). Any SQLite error inside it (a full disk, a read-only
+        folder) rolls it back and becomes IndexUnavailable."""
+        try:
+            with _immediate(self._db):
+                yield
+        except apsw.Error as error:
+            raise unavailable(error) from error
+
+    def clear(self) -> None:
+        """Drop every row and term: a fresh, empty index."""
+        with self.write():
+            _recreate(self._db)
+
+    def compact(self) -> None:
+        """After a large pass: FTS5 segments merged into one, free and half-full pages given back."""
+        with self.write():
+            self._db.execute("INSERT INTO terms(terms) VALUES('optimize')")
+        self._all("VACUUM")
+
+    def data_version(self) -> int:
+        """A number that moves whenever another connection commits."""
+        return int(self._all("PRAGMA data_version")[0][0])
+
+    # -- meta ------------------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        rows = self._all("SELECT value FROM meta WHERE key=?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def read_lease(self) -> str | None:
+        return self.meta("lease")
+
+    def write_lease(self, value: str | None) -> None:
+        """Set the backfill lease (None: release it), inside the caller's transaction."""
+        if value is None:
+            self._db.execute("DELETE FROM meta WHERE key='lease'")
+        else:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES('lease', ?)", (value,))
+
+    # -- files -----------------------------------------------------------------------------------
+
+    def known_files(self) -> dict[str, tuple[int, int, int]]:
+        """path → (file id, size, mtime_ns) of every journal indexed."""
+        rows = self._all("SELECT path, id, size, mtime_ns FROM files")
+        return {path: (file_id, size, mtime) for path, file_id, size, mtime in rows}
+
+    def indexed_journals(self) -> list[IndexedJournal]:
+        return [IndexedJournal(*row) for row in self._all(f"SELECT {_INDEXED_JOURNAL} FROM files")]
+
+    def file_state(self, path: str) -> FileState | None:
+        rows = self._all(f"SELECT {_FILE_STATE} FROM files WHERE path=?", (path,))
+        return FileState(*rows[0]) if rows else None
+
+    def add_file(
+        self, journal: IndexedJournal, header_hash: bytes, last_length: int, last_hash: bytes
+    ) -> None:
+        """A journal's row before any batch: nothing indexed, its header the last line so far."""
+        self._db.execute(
+            "INSERT INTO files(path, session_id, cwd, started, cursor, size, mtime_ns, header_hash,"
+            " last_offset, last_length, last_hash, prefix_hash) VALUES(?,?,?,?,0,-1,-1,?,0,?,?,x'')",
+            (
+                journal.path,
+                journal.session_id,
+                journal.cwd,
+                journal.started,
+                header_hash,
+                last_length,
+                last_hash,
+            ),
+        )
+
+    def advance_file(
+        self,
+        file_id: int,
+        *,
+        cursor: int,
+        size: int,
+        mtime_ns: int,
+        header_hash: bytes,
+        last: tuple[int, int, bytes],
+        prefix_hash: bytes,
+        skipped_lines: int,
+        session_id: str,
+        cwd: str,
+    ) -> None:
+        """Move a journal's cursor and fingerprint past a batch (inside the caller's transaction)."""
+        self._db.execute(
+            "UPDATE files SET cursor=?, size=?, mtime_ns=?, header_hash=?, last_offset=?, last_length=?,"
+            " last_hash=?, prefix_hash=?, skipped_lines=?, session_id=?, cwd=? WHERE id=?",
+            (
+                cursor,
+                size,
+                mtime_ns,
+                header_hash,
+                *last,
+                prefix_hash,
+                skipped_lines,
+                session_id,
+                cwd,
+                file_id,
+            ),
+        )
+
+    def remove_file(self, file_id: int) -> None:
+        """A journal's row, lines and terms gone (inside the caller's transaction)."""
+        self._db.execute(
+            "DELETE FROM terms WHERE rowid IN"
+            " (SELECT rowid FROM entries WHERE file_id=? AND kind IS NOT NULL)",
+            (file_id,),
+        )
+        self._db.execute("DELETE FROM entries WHERE file_id=?", (file_id,))
+        self._db.execute("DELETE FROM withheld_calls WHERE file_id=?", (file_id,))
+        self._db.execute("DELETE FROM context_edits WHERE file_id=?", (file_id,))
+        self._db.execute("DELETE FROM files WHERE id=?", (file_id,))
+
+    def remove_journal(self, path: str) -> None:
+        with self.write():
+            for (file_id,) in self._all("SELECT id FROM files WHERE path=?", (path,)):
+                self.remove_file(file_id)
+
+    # -- lines -----------------------------------------------------------------------------------
+
+    def withheld(self, file_id: int) -> set[str]:
+        """The call ids of a journal's tool calls that read a sensitive file."""
+        return {
+            call for (call,) in self._all("SELECT call_id FROM withheld_calls WHERE file_id=?", (file_id,))
+        }
+
+    def add_withheld(self, file_id: int, calls: Iterable[str]) -> None:
+        self._db.executemany(
+            "INSERT OR IGNORE INTO withheld_calls VALUES(?,?)", [(file_id, call) for call in calls]
+        )
+
+    def add_lines(self, file_id: int, lines: list[Line], terms_of: Callable[[str], str]) -> int:
+        """Store lines (inside the caller's transaction), each numbered within its day; terms added
+        (`terms_of` turns an entry's text into what the terms table is given)."""
+        following: dict[int, int] = {}
+        rows = []
+        for line in lines:
+            if line.day not in following:
+                first, last = rowids_of_day(line.day)
+                top = self._all("SELECT max(rowid) FROM entries WHERE rowid BETWEEN ? AND ?", (first, last))
+                following[line.day] = first if top[0][0] is None else top[0][0] + 1
+            rows.append((following[line.day], line))
+            following[line.day] += 1
+        # FTS5 starts a new segment whenever a rowid is not above the previous one: insert in order
+        rows.sort(key=lambda numbered: numbered[0])
+        placeholders = ",".join("?" * len(_LINE_COLUMNS.split(",")))
+        self._db.executemany(
+            f"INSERT INTO entries({_LINE_COLUMNS}) VALUES({placeholders})",
+            [_line_values(rowid, file_id, line) for rowid, line in rows],
+        )
+        terms = [(rowid, terms_of(line.text)) for rowid, line in rows if line.text is not None]
+        self._db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
+        edits = [
+            (file_id, line.edit_target, line.offset, line.entry_id, line.replaced)
+            for line in lines
+            if line.edit_target is not None
+        ]
+        self._db.executemany("INSERT OR REPLACE INTO context_edits VALUES(?,?,?,?,?)", edits)
+        return len(terms)
+
+    def context_edits(self, file_id: int, target_ids: list[str]) -> list[tuple[str, int, str, bool]]:
+        """(target id, offset, edit id, replaced) of every context_edit of these targets in a
+        journal, the last written first."""
+        marks = ",".join("?" * len(target_ids))
+        rows = self._all(
+            "SELECT target_id, offset, edit_id, replaced FROM context_edits"
+            f" WHERE file_id=? AND target_id IN ({marks}) ORDER BY offset DESC",
+            (file_id, *target_ids),
+        )
+        return [(target, offset, edit_id, bool(replaced)) for target, offset, edit_id, replaced in rows]
+
+    def current_branch(self, file_id: int, since: int) -> Container[int]:
+        """The offsets of the lines on a journal's current branch (its last line back to the root),
+        from `since` on: the walk up stops below it (Pi writes a parent before its children)."""
+        rows = self._all(
+            "WITH RECURSIVE up(entry_id, parent_id, offset) AS ("
+            " SELECT * FROM (SELECT entry_id, parent_id, offset FROM entries WHERE file_id=?1"
+            "  ORDER BY offset DESC LIMIT 1)"
+            " UNION SELECT e.entry_id, e.parent_id, e.offset FROM up"
+            "  JOIN entries e ON e.entry_id = up.parent_id AND e.file_id=?1 WHERE up.offset > ?2)"
+            " SELECT offset FROM up",
+            (file_id, since),
+        )
+        return {offset for (offset,) in rows}
+
+    def hide_entries(self, kind: str, key: str) -> None:
+        """Hide the stored entries of a session (`kind` "session") or with an id ("entry"): their
+        lines stay nodes of the tree that `around` walks, stored as `Line.hidden` stores them, and
+        their terms are wiped from the disk."""
+        if kind == "session":
+            which = "e.file_id IN (SELECT id FROM files WHERE session_id = ?)"
+        else:
+            which = "e.entry_id = ?"
+        rowids = f"SELECT e.rowid FROM entries e WHERE e.kind IS NOT NULL AND {which}"
+        with self.write():
+            self._db.execute("PRAGMA secure_delete=ON")
+            self._db.execute(f"DELETE FROM terms WHERE rowid IN ({rowids})", (key,))
+            self._db.execute(
+                f"UPDATE entries SET kind = NULL, chars = NULL WHERE rowid IN ({rowids})", (key,)
+            )
+            self._db.execute("INSERT INTO terms(terms) VALUES('optimize')")
+        self._all("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    def _entries(self, scope: Scope, where: str, params: tuple[Any, ...], tail: str = "") -> list[EntryRow]:
+        sql = f"{_ENTRY_SELECT} WHERE e.kind IS NOT NULL AND {_in_scope(scope)} {where} {tail}"
+        return [EntryRow(*values) for values in self._all(sql, params)]
+
+    def entries(self, scope: Scope, filters: Filters) -> list[EntryRow]:
+        return self._entries(scope, *_filtered(filters, "e.rowid"))
+
+    def entries_with_id(self, scope: Scope, entry_id: str | None) -> list[EntryRow]:
+        """In-scope entries with this id, in the order their journals have them."""
+        return self._entries(scope, "AND e.entry_id = ?", (entry_id,), "ORDER BY e.offset")
+
+    def entries_at(self, scope: Scope, rowids: Iterable[int]) -> list[EntryRow]:
+        return self._entries(scope, f"AND e.rowid IN ({','.join(map(str, rowids))})", ())
+
+    def newest_entries(self, scope: Scope, filters: Filters, count: int) -> list[EntryRow]:
+        """At least the `count` newest in-scope entries (fewer if there are not as many). Rowids order
+        by day only, so the oldest day among the newest rowids comes whole, and the caller sorts."""
+        where, params = _filtered(filters, "e.rowid")
+        found = self._entries(scope, where, (*params, count), "ORDER BY e.rowid DESC LIMIT ?")
+        if len(found) == count:
+            day = rowids_of_day(found[-1].rowid >> DAY_SHIFT)
+            found += self._entries(scope, where + " AND e.rowid BETWEEN ? AND ?", (*params, *day))
+        return list({row.rowid: row for row in found}.values())
+
+    def candidates(self, match: str, scope: Scope, filters: Filters, cap: int) -> list[Candidate]:
+        """The newest in-scope entries whose terms match (an FTS5 query), at most `cap`: FTS5 walks
+        its doclists newest first."""
+        where, params = _filtered(filters, "terms.rowid")
+        sql = (
+            f"SELECT {_CANDIDATE_COLUMNS} FROM terms JOIN entries e ON e.rowid = terms.rowid"
+            f" WHERE terms MATCH ? AND {_in_scope(scope)} {where} ORDER BY terms.rowid DESC LIMIT {int(cap)}"
+        )
+        return [Candidate(*values) for values in self._all(sql, (match, *params))]
+
+    def holding(self, match: str, rowids: Iterable[int]) -> set[int]:
+        """Which of these entries match an FTS5 query (FTS5 seeks each rowid in its doclists)."""
+        listed = ",".join(map(str, rowids))
+        if not listed:
+            return set()
+        sql = f"SELECT rowid FROM terms WHERE terms MATCH ? AND rowid IN ({listed})"
+        return {rowid for (rowid,) in self._all(sql, (match,))}
+
+    def document_frequency(self, match: str, cap: int) -> int:
+        """How many entries of the whole index match an FTS5 query, counted up to `cap`."""
+        sql = f"SELECT count(*) FROM (SELECT rowid FROM terms WHERE terms MATCH ? LIMIT {int(cap)})"
+        return int(self._all(sql, (match,))[0][0])
+
+    def entry_total(self) -> int:
+        """Entries in the whole index."""
+        return int(self._all("SELECT count(*) FROM entries WHERE kind IS NOT NULL")[0][0])
+
+    def node(self, file_id: int, entry_id: str) -> EntryRow | None:
+        """A journal's last line with this id, entry or not."""
+        rows = self._all(
+            f"{_ENTRY_SELECT} WHERE e.file_id=? AND e.entry_id=? ORDER BY e.offset DESC LIMIT 1",
+            (file_id, entry_id),
+        )
+        return EntryRow(*rows[0]) if rows else None
+
+    def children(self, file_id: int, parent_id: str) -> list[EntryRow]:
+        """A journal's lines whose parent is this id, entries or not, in the order they were written."""
+        rows = self._all(
+            f"{_ENTRY_SELECT} WHERE e.file_id=? AND e.parent_id=? ORDER BY e.offset", (file_id, parent_id)
+        )
+        return [EntryRow(*values) for values in rows]
+
+    # -- counts ----------------------------------------------------------------------------------
+
+    def count_entries(
+        self, paths: list[str], *, kinds: tuple[str, ...] | None = None, entry_id: str | None = None
+    ) -> int:
+        """Entries in these journals, of these kinds or with this id."""
+        where, params = _filtered(Filters(kinds=kinds), "e.rowid")
+        if entry_id is not None:
+            where, params = where + " AND e.entry_id = ?", (*params, entry_id)
+        rows = self._all(
+            "SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id"
+            f" WHERE e.kind IS NOT NULL AND f.path IN (SELECT value FROM json_each(?)) {where}",
+            (_json_list(paths), *params),
+        )
+        return int(rows[0][0])
+
+    def skipped_lines(self, paths: list[str]) -> int:
+        """Overlong and malformed lines these journals had."""
+        rows = self._all(
+            "SELECT coalesce(sum(skipped_lines), 0) FROM files"
+            " WHERE path IN (SELECT value FROM json_each(?))",
+            (_json_list(paths),),
+        )
+        return int(rows[0][0])
+
+    def paths_with_skipped_lines(self) -> list[str]:
+        """The journals that had overlong or malformed lines, by path."""
+        return [path for (path,) in self._all("SELECT path FROM files WHERE skipped_lines > 0 ORDER BY path")]
+
+    def kind_counts(self, path: str) -> dict[str | None, int]:
+        """How many lines of each kind a journal has (None: lines that are no entry)."""
+        rows = self._all(
+            "SELECT e.kind, count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ?"
+            " GROUP BY e.kind",
+            (path,),
+        )
+        return {kind: int(count) for kind, count in rows}
+
+    # -- deliberate damage, for the tests that prove recovery ------------------------------------
+
+    def pretend_newer_schema(self, version: str) -> None:
+        """Leave the index as a newer version would: another schema marker, a table this version does
+        not know, and the entries table read as empty."""
+        with self.write():
+            self._db.execute("UPDATE meta SET value=? WHERE key='schema'", (version,))
+            self._db.execute("CREATE TABLE future_feature(payload TEXT)")
+            self._db.execute("DELETE FROM entries")
+
+    def table_names(self) -> list[str]:
+        return [name for (name,) in self._all("SELECT name FROM sqlite_master WHERE type='table'")]
+
+
+def _json_list(values: list[str]) -> str:
+    return orjson.dumps(values).decode()
