@@ -1,9 +1,10 @@
 """A protocol session over a connector: handshake, sequence numbers, response checks.
 
 Everything above this module talks in commands (`adapter.send("tool", ...)`); everything below
-is the transport. Framing faults (a wrong `seq`, an `errored` answer, a failed handshake, and
-with `validate` any response outside its schema) surface as AdapterError, so the runner can
-record the case as `error`, restart the adapter and go on.
+is the transport. Protocol faults surface as an AdapterError of their kind (a wrong `seq`:
+framing; an `errored` answer: crash; a failed handshake: handshake; with `validate`, a response
+outside its schema: schema), so the runner can record the case as `error`, restart the adapter
+and go on.
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from pimem_conformance._connector import AdapterError, Connector
+from pimem_conformance._connector import (
+    AdapterCrashed,
+    AdapterError,
+    Connector,
+    FramingError,
+    HandshakeFailed,
+    SchemaViolation,
+)
 from pimem_conformance._schemas import SchemaSet, protocol_schema_id
 
 __all__ = ["PROTOCOL_VERSION", "Adapter", "Implementation"]
@@ -54,14 +62,14 @@ class Adapter:
     def start(self) -> Implementation:
         response = self._exchange({"cmd": "start", "protocol": PROTOCOL_VERSION}, validate=False)
         if response.get("protocol") != PROTOCOL_VERSION:
-            raise AdapterError(
+            raise HandshakeFailed(
                 f"the adapter speaks protocol {response.get('protocol')!r}, "
                 f"this runner speaks {PROTOCOL_VERSION}"
             )
         # The handshake is always validated: nothing else works without its fields.
         problems = self._schemas.errors(protocol_schema_id("start", "response"), response)
         if problems:
-            raise AdapterError("invalid start response: " + "; ".join(problems))
+            raise HandshakeFailed("invalid start response: " + "; ".join(problems))
         described = response["implementation"]
         self.implementation = Implementation(
             name=described["name"],
@@ -93,7 +101,7 @@ class Adapter:
             schema_id = protocol_schema_id(kind, "response")
             problems = self._schemas.errors(schema_id, response) if self._schemas.has(schema_id) else []
             if problems:
-                raise AdapterError(f"{kind} response violates the protocol schema: " + "; ".join(problems))
+                raise SchemaViolation(f"{kind} response violates the protocol schema: " + "; ".join(problems))
         return {key: value for key, value in response.items() if key != "seq"}
 
     def _exchange(
@@ -108,20 +116,20 @@ class Adapter:
                 raise ValueError(f"the runner built an invalid {cmd} request: " + "; ".join(problems))
         response = self.connector.request(message)
         if response.get("seq") != seq:
-            raise AdapterError(f"response to {cmd!r} carries seq {response.get('seq')!r}, expected {seq!r}")
+            raise FramingError(f"response to {cmd!r} carries seq {response.get('seq')!r}, expected {seq!r}")
         if response.get("errored") is True:
             if errored_ok:
                 return response
             context = response.get("context")
             detail = context if isinstance(context, dict) else {}
-            raise AdapterError(
+            raise AdapterCrashed(
                 f"the adapter reported an error on {cmd!r}: {detail.get('message', context)!r}",
                 traceback=str(detail.get("traceback", "")),
             )
         if validate:
             problems = self._schemas.errors(protocol_schema_id(str(cmd), "response"), response)
             if problems:
-                raise AdapterError(f"{cmd} response violates the protocol schema: " + "; ".join(problems))
+                raise SchemaViolation(f"{cmd} response violates the protocol schema: " + "; ".join(problems))
         return response
 
     def stop(self) -> None:

@@ -32,6 +32,7 @@ from pimem_conformance._report import (
     write_junit,
     write_report,
 )
+from pimem_conformance._report_html import badge_svg, render_page
 from pimem_conformance._runner import EXIT_USAGE, Baseline, BaselineError, CaseResult, run_cases, select_cases
 from pimem_conformance._schemas import load_schemas
 from pimem_conformance._workspace import scratch_dir
@@ -94,6 +95,13 @@ def _parser() -> argparse.ArgumentParser:
     summary = commands.add_parser("summary", help="summarise a report")
     summary.add_argument("report", type=Path)
     summary.add_argument("--format", choices=("pretty", "markdown", "json"), default="pretty")
+
+    report = commands.add_parser(
+        "report", help="an HTML page over one or more reports (--html), or an SVG badge of one (--badge)"
+    )
+    report.add_argument("reports", type=Path, nargs="+", metavar="REPORT.jsonl")
+    report.add_argument("--html", type=Path, help="write the self-contained page here")
+    report.add_argument("--badge", type=Path, help="write the badge of the one report given here")
 
     commands.add_parser(
         "list", parents=[spec_option], help="list every case: id, profile, polarity, requirements"
@@ -220,6 +228,25 @@ def _reason(line: dict[str, Any]) -> str:
     return f"step {first['step']}: {first['mismatches'][0]['message']}"
 
 
+def _report(reports: list[Path], html: Path | None, badge: Path | None) -> int:
+    if html is None and badge is None:
+        print("report: say what to write, e.g. --html out.html or --badge out.svg", file=sys.stderr)
+        return EXIT_USAGE
+    if badge is not None and len(reports) != 1:
+        print(f"report --badge is the badge of one report; {len(reports)} were given", file=sys.stderr)
+        return EXIT_USAGE
+    loaded = [(str(path), read_report(path)) for path in reports]
+    if html is not None:
+        html.parent.mkdir(parents=True, exist_ok=True)
+        html.write_text(render_page(loaded), encoding="utf-8")
+        print(f"wrote {html} ({len(loaded)} report(s))")
+    if badge is not None:
+        badge.parent.mkdir(parents=True, exist_ok=True)
+        badge.write_text(badge_svg(loaded[0][1]), encoding="utf-8")
+        print(f"wrote {badge}")
+    return 0
+
+
 def _list(spec: Path | None) -> int:
     for case in load_cases(spec):
         print(f"{case.id}  [{case.profile}, {case.polarity}]  {' '.join(case.requirements)}")
@@ -260,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if options.command == "summary":
             print(render_summary(summarise(read_report(options.report)), options.format))
             return 0
+        if options.command == "report":
+            return _report(options.reports, options.html, options.badge)
         if options.command == "list":
             return _list(options.spec)
         if options.command == "dump":

@@ -18,16 +18,22 @@ import threading
 import traceback
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pimem_conformance._jsjson import dumps_like_js
 
 __all__ = [
     "IMPLEMENTATIONS_GROUP",
+    "AdapterCrashed",
     "AdapterError",
+    "AdapterErrorKind",
+    "AdapterTimedOut",
     "Connector",
+    "FramingError",
+    "HandshakeFailed",
     "InProcessConnector",
     "ProtocolHandler",
+    "SchemaViolation",
     "SubprocessConnector",
     "connector_for",
     "in_process_entry_point",
@@ -37,8 +43,16 @@ IMPLEMENTATIONS_GROUP = "pimem_conformance.implementations"
 _STDERR_TAIL_LINES = 40
 
 
+AdapterErrorKind = Literal["crash", "timeout", "framing", "schema", "handshake"]
+
+
 class AdapterError(Exception):
-    """The adapter crashed, hung, or answered with something that is not a protocol response."""
+    """The adapter crashed, hung, or answered with something that is not a protocol response.
+
+    Each way gets its own subclass with a `kind`, so reports can group errors: AdapterCrashed,
+    AdapterTimedOut, FramingError, SchemaViolation, HandshakeFailed."""
+
+    kind: ClassVar[AdapterErrorKind]
 
     def __init__(self, message: str, *, stderr: str = "", traceback: str = "") -> None:
         super().__init__(message)
@@ -47,12 +61,42 @@ class AdapterError(Exception):
         self.traceback = traceback
 
     def as_context(self) -> dict[str, str]:
-        context = {"message": self.message}
+        context = {"kind": self.kind, "message": self.message}
         if self.traceback:
             context["traceback"] = self.traceback
         if self.stderr:
             context["stderr"] = self.stderr
         return context
+
+
+class AdapterCrashed(AdapterError):
+    """It exited, closed a pipe, raised, or answered `errored` (its own report of a crash)."""
+
+    kind = "crash"
+
+
+class AdapterTimedOut(AdapterError):
+    """No response within the timeout."""
+
+    kind = "timeout"
+
+
+class FramingError(AdapterError):
+    """A response line that is not one UTF-8 JSON object, or that answers another request (seq)."""
+
+    kind = "framing"
+
+
+class SchemaViolation(AdapterError):
+    """A response outside the protocol schema."""
+
+    kind = "schema"
+
+
+class HandshakeFailed(AdapterError):
+    """The adapter cannot be started, or its `start` answer is not one this runner can work with."""
+
+    kind = "handshake"
 
 
 @runtime_checkable
@@ -83,9 +127,9 @@ def _decode_response(text: str) -> dict[str, Any]:
     try:
         response = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise AdapterError(f"invalid JSON from the adapter ({exc}): {text[:200]!r}") from None
+        raise FramingError(f"invalid JSON from the adapter ({exc}): {text[:200]!r}") from None
     if not isinstance(response, dict):
-        raise AdapterError(
+        raise FramingError(
             f"the adapter answered a JSON {type(response).__name__}, not an object: {text[:200]!r}"
         )
     return response
@@ -106,13 +150,13 @@ class InProcessConnector:
         except Exception as exc:
             # An exception escaping `handle` is the in-process form of a crashed adapter.
             self._handler = None
-            raise AdapterError(
+            raise AdapterCrashed(
                 f"handle() raised {type(exc).__name__}: {exc}", traceback=traceback.format_exc()
             ) from None
         try:
             text = json.dumps(response, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise AdapterError(f"handle() returned something that is not JSON: {exc}") from None
+            raise FramingError(f"handle() returned something that is not JSON: {exc}") from None
         return _decode_response(text)
 
     def close(self) -> None:
@@ -151,7 +195,7 @@ class SubprocessConnector:
                 cwd=self._cwd,
             )
         except OSError as exc:
-            raise AdapterError(f"cannot start adapter {shlex.join(self.argv)}: {exc}") from None
+            raise HandshakeFailed(f"cannot start adapter {shlex.join(self.argv)}: {exc}") from None
         self._lines = queue.Queue()
         self._stderr_tail.clear()
         # Reader threads: stdout lines go to a queue (so reads can time out), stderr to a tail
@@ -177,12 +221,12 @@ class SubprocessConnector:
         for line in process.stderr:
             self._stderr_tail.append(line.decode("utf-8", "replace"))
 
-    def _fail(self, message: str) -> AdapterError:
+    def _fail(self, error: type[AdapterError], message: str) -> AdapterError:
         status = self._process.poll() if self._process is not None else None
         self.close()
         if status is not None:
             message += f" (the adapter exited with status {status})"
-        return AdapterError(message, stderr=self.stderr_tail())
+        return error(message, stderr=self.stderr_tail())
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         process = self._process if self._process is not None and self._process.poll() is None else None
@@ -194,22 +238,28 @@ class SubprocessConnector:
             process.stdin.write(_encode(message).encode("utf-8") + b"\n")
             process.stdin.flush()
         except OSError:
-            raise self._fail("the adapter closed its stdin (crashed?)") from None
+            raise self._fail(AdapterCrashed, "the adapter closed its stdin (crashed?)") from None
         try:
             line = self._lines.get(timeout=self.timeout)
         except queue.Empty:
-            raise self._fail(f"no response within {self.timeout:g} s to {message.get('cmd')!r}") from None
+            raise self._fail(
+                AdapterTimedOut, f"no response within {self.timeout:g} s to {message.get('cmd')!r}"
+            ) from None
         if line is None:
             process.wait()
-            raise self._fail(f"the adapter closed stdout before answering {message.get('cmd')!r}")
+            raise self._fail(
+                AdapterCrashed, f"the adapter closed stdout before answering {message.get('cmd')!r}"
+            )
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
-            raise self._fail(f"the adapter wrote bytes that are not UTF-8: {line[:200]!r}") from None
+            raise self._fail(
+                FramingError, f"the adapter wrote bytes that are not UTF-8: {line[:200]!r}"
+            ) from None
         try:
             return _decode_response(text)
         except AdapterError as exc:
-            raise self._fail(exc.message) from None
+            raise self._fail(type(exc), exc.message) from None
 
     def close(self) -> None:
         process, self._process = self._process, None

@@ -176,8 +176,11 @@ def write_junit(path: Path, run: RunResult) -> None:
                 element, "failure", {"message": f"passed but listed in the baseline: {result.reason}"}
             )
         elif result.outcome == "error":
+            error = line.get("error", {})
             errored = ET.SubElement(
-                element, "error", {"message": line.get("error", {}).get("message", "error")}
+                element,
+                "error",
+                {"message": error.get("message", "error"), "type": error.get("kind", "case")},
             )
             errored.text = json.dumps(line.get("error", {}), indent=2, ensure_ascii=False)
         elif result.outcome in ("xfail", "not_applicable", "not_run"):
@@ -208,6 +211,11 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
         "totals": {outcome: totals.get(outcome, 0) for outcome in OUTCOMES},
         "requirements": {req: rollup(by_requirement[req]) for req in sorted(by_requirement)},
         "profiles": {profile: rollup(by_profile[profile]) for profile in sorted(by_profile)},
+        "adapter_errors": dict(
+            sorted(
+                Counter(case["error"]["kind"] for case in cases if "kind" in case.get("error", {})).items()
+            )
+        ),
         "failures": [
             {
                 "id": case["id"],
@@ -219,6 +227,11 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
             if case["outcome"] in ("fail", "error", "xpass")
         ],
     }
+
+
+def _error_kinds(cases: list[dict[str, Any]]) -> list[str]:
+    """The kind of each adapter error (crash, timeout, framing, schema, handshake)."""
+    return [case["error"]["kind"] for case in cases if "kind" in case.get("error", {})]
 
 
 def _status(counts: Counter[str]) -> str:
@@ -282,6 +295,9 @@ def render_summary(summary: dict[str, Any], fmt: str) -> str:
     }
     rows += ["", f"requirements: {len(summary['requirements'])}, not passing: {len(failing)}"]
     rows += [f"  {name:<16} {r['status']}" for name, r in failing.items()]
+    if summary["adapter_errors"]:
+        kinds = ", ".join(f"{count} {kind}" for kind, count in summary["adapter_errors"].items())
+        rows += ["", f"adapter errors: {kinds}"]
     if summary["failures"]:
         rows += ["", "failures:"]
         rows += [f"  {f['id']} [{f['outcome']}] {f['message']}" for f in summary["failures"]]

@@ -27,6 +27,7 @@ __all__ = [
     "BaselineError",
     "CaseResult",
     "RunResult",
+    "judge_case",
     "run_cases",
     "select_cases",
 ]
@@ -187,14 +188,12 @@ def run_cases(
                 case, "not_run", reason=f"stopped after {consecutive_errors} consecutive adapter errors"
             )
         else:
-            result = _run_one(adapter, case, schemas, run, workdir)
+            result = judge_case(adapter, case, schemas, baseline=baseline, workdir=workdir)
+            run.implementation = adapter.implementation
             if result.run is not None and result.run.error is not None:
                 consecutive_errors += 1
-                run.implementation = None  # the next case starts a fresh adapter
             elif result.outcome != "not_applicable":
                 consecutive_errors = 0
-            if baseline is not None and result.run is not None:
-                _apply_baseline(result, baseline)
         run.results.append(result)
         if on_result is not None:
             on_result(result)
@@ -207,15 +206,33 @@ def run_cases(
     return run
 
 
-def _run_one(
-    adapter: Adapter, case: Case, schemas: SchemaSet, run: RunResult, workdir: Path | None
+def judge_case(
+    adapter: Adapter,
+    case: Case,
+    schemas: SchemaSet,
+    *,
+    baseline: Baseline | None = None,
+    workdir: Path | None = None,
 ) -> CaseResult:
-    if run.implementation is None:
+    """One case, judged as `run_cases` and the pytest plugin both judge it: the adapter (re)started
+    when none is running (after an adapter error, the next case gets a fresh one), not_applicable
+    when its profile is not claimed, its steps, then the baseline (whole cases and single steps)."""
+    result = _judged(adapter, case, schemas, workdir)
+    if baseline is not None and result.run is not None:
+        _apply_baseline(result, baseline)
+    return result
+
+
+def _judged(adapter: Adapter, case: Case, schemas: SchemaSet, workdir: Path | None) -> CaseResult:
+    if adapter.implementation is None:
         try:
-            run.implementation = adapter.restart()
+            adapter.restart()
         except AdapterError as exc:
             return CaseResult(case, "error", run=CaseRun(error=exc))
-    if case.profile not in run.implementation.profiles:
+    assert adapter.implementation is not None
+    if case.profile not in adapter.implementation.profiles:
         return CaseResult(case, "not_applicable", reason=f"profile {case.profile!r} is not claimed")
     case_run = run_case(adapter, case, schemas, workdir=workdir)
+    if case_run.error is not None:
+        adapter.implementation = None
     return CaseResult(case, case_run.outcome, run=case_run)

@@ -11,11 +11,13 @@ Any test module can turn the cases into items (the project's own is
         pimem_check(pimem_case)
 
 `pytest --pimem-impl "node adapter.mjs"` then judges that adapter; the default is the in-process
-reference. `--pimem-baseline FILE` turns listed failures into strict xfails.
+reference. `--pimem-baseline FILE` turns listed failures (whole cases, or single steps as
+`case-id:step-N`) into strict xfails: each case is judged by the runner's own `judge_case`.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,12 +27,12 @@ import pytest
 
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._cases import Case, load_cases
-from pimem_conformance._connector import AdapterError, connector_for
-from pimem_conformance._driver import CaseRun, run_case
-from pimem_conformance._runner import Baseline
+from pimem_conformance._connector import connector_for
+from pimem_conformance._driver import CaseRun
+from pimem_conformance._runner import Baseline, judge_case
 from pimem_conformance._schemas import load_schemas
 
-__all__ = ["case_params", "describe_failure"]
+__all__ = ["case_params", "check_case", "describe_failure"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -93,33 +95,25 @@ def pimem_baseline(pytestconfig: pytest.Config) -> Baseline | None:
     return Baseline.load(path) if path is not None else None
 
 
+def check_case(adapter: Adapter, case: Case, baseline: Baseline | None = None) -> None:
+    """Judge one case as the runner does (`judge_case`: restarts, profiles, whole-case and step
+    baselines) and say it the pytest way: a skip, an xfail, or a failure with expected vs actual."""
+    result = judge_case(adapter, case, load_schemas(), baseline=baseline)
+    if result.outcome == "not_applicable":
+        pytest.skip(f"not_applicable: {result.reason}")
+    if result.outcome == "xfail":
+        pytest.xfail(result.reason)
+    if result.outcome == "xpass":
+        pytest.fail(
+            f"xpass: {case.id} passes but the baseline lists it ({result.reason}); the baseline is stale",
+            pytrace=False,
+        )
+    if result.outcome != "pass":
+        assert result.run is not None
+        pytest.fail(describe_failure(case, result.run), pytrace=False)
+
+
 @pytest.fixture
 def pimem_check(pimem_adapter: Adapter, pimem_baseline: Baseline | None) -> Callable[[Case], None]:
     """Run one case; fail with expected vs actual, skip when its profile is not claimed."""
-
-    def check(case: Case) -> None:
-        implementation = pimem_adapter.implementation
-        if implementation is None:  # the previous case left the adapter broken
-            try:
-                implementation = pimem_adapter.restart()
-            except AdapterError as exc:
-                pytest.fail(f"the adapter does not start: {exc.message}\n{exc.stderr}")
-        if case.profile not in implementation.profiles:
-            pytest.skip(f"not_applicable: profile {case.profile!r} is not claimed")
-        run = run_case(pimem_adapter, case, load_schemas())
-        if run.error is not None:
-            pimem_adapter.implementation = None
-            pimem_adapter.connector.close()
-        known_failure = pimem_baseline.reasons.get(case.id) if pimem_baseline is not None else None
-        if known_failure is not None:
-            if run.outcome == "pass":
-                pytest.fail(
-                    f"xpass: {case.id} passes but the baseline lists it ({known_failure}); "
-                    "the baseline is stale",
-                    pytrace=False,
-                )
-            pytest.xfail(known_failure)
-        if run.outcome != "pass":
-            pytest.fail(describe_failure(case, run), pytrace=False)
-
-    return check
+    return functools.partial(check_case, pimem_adapter, baseline=pimem_baseline)

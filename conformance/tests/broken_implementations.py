@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -607,9 +608,7 @@ def _excerpts_miss_open_key_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _errors_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        _errors.ToolError, "response", lambda self: {"error": {"code": self.code, "message": self.message}}
-    )
+    monkeypatch.setattr(_errors, "redact", lambda text: text)
     monkeypatch.setattr(_echo, "redact", lambda text: text)  # the echo of a value is not redacted either
 
 
@@ -718,6 +717,65 @@ def _unparsable_times_newest(monkeypatch: pytest.MonkeyPatch) -> None:
         return epoch_ms
 
     _wrap(monkeypatch, _index, "epoch_ms", make)
+
+
+def _single_pager_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """0.1.0's reading: only a line that is one pager command of exactly one path shows a file."""
+
+    def paged_paths(command: str) -> list[str]:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return []
+        paths = [word for word in words[1:] if not word.startswith("-")]
+        return paths if words and words[0] in ("cat", "head", "tail", "less") and len(paths) == 1 else []
+
+    monkeypatch.setattr(_extract, "_paged_paths", paged_paths)
+
+
+def _empty_query_matches_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def search(view: Any, query: str | None, **filters: Any) -> Any:
+            blank = query is not None and not query.strip()
+            return original(view, "·" if blank else query, **filters)  # no letter: match none
+
+        return search
+
+    _wrap(monkeypatch, _tool, "search", make)
+
+
+def _ignored_parameters_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parameters the action does not use are dropped before the arguments are checked."""
+    used = {
+        "search": {"query", "kind", "since", "until", "limit"},
+        "read": {"entryId", "source", "offset"},
+    }
+
+    def make(original: Any) -> Any:
+        def validate(arguments: Any, tz: str) -> Any:
+            if isinstance(arguments, dict) and arguments.get("action") in used:
+                keep = used[arguments["action"]] | {"action", "scope", "sessionId"}
+                arguments = {key: value for key, value in arguments.items() if key in keep}
+            return original(arguments, tz)
+
+        return validate
+
+    _wrap(monkeypatch, _tool, "validate", make)
+
+
+def _aws_context_too_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_redact, "_AWS_CONTEXT_CHARS", 100)
+    monkeypatch.setattr(_query, "_redacted", type(_query._redacted)())  # nothing redacted before counts
+
+
+def _index_unavailable_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def __init__(self: Any, reason: str, detail: str) -> None:
+            original(self, f"{reason} ({detail})", detail)  # the OS error, with its path
+
+        return __init__
+
+    _wrap(monkeypatch, _errors.IndexUnavailable, "__init__", make)
 
 
 # ---- commands -----------------------------------------------------------------------------------
@@ -1270,6 +1328,41 @@ BROKEN: tuple[Broken, ...] = (
         ("commands",),
         _ids("JM-CMD-020"),
         _index_details_as_status,
+    ),
+    Broken(
+        "sensitive-single-pager-command",
+        "only a line that is a single pager command of one path counts as showing a file",
+        ("extraction",),
+        _ids("JM-EXTRACT-020"),
+        _single_pager_command,
+    ),
+    Broken(
+        "empty-query-matches-nothing",
+        "an empty or blank query matches nothing instead of listing",
+        ("search",),
+        _ids("JM-SEARCH-020"),
+        _empty_query_matches_nothing,
+    ),
+    Broken(
+        "ignored-parameters-unchecked",
+        "parameters the action does not use are not checked",
+        ("tool",),
+        _ids("JM-TOOL-023"),
+        _ignored_parameters_unchecked,
+    ),
+    Broken(
+        "index-unavailable-says-why",
+        "the index_unavailable message carries the operating-system error and its path",
+        ("tool",),
+        _ids("JM-TOOL-022"),
+        _index_unavailable_says_why,
+    ),
+    Broken(
+        "aws-context-too-short",
+        "an AWS secret needs its key id within 100 characters, not 200",
+        ("redaction",),
+        _ids("JM-REDACT-022"),
+        _aws_context_too_short,
     ),
     Broken(
         "forget-lost-on-rebuild",

@@ -40,8 +40,9 @@ def test_in_process_messages_cross_as_json_copies() -> None:
 def test_in_process_answers_that_are_not_json_are_adapter_errors(answer: dict[str, Any]) -> None:
     recorder = Recorder()
     recorder.answer = answer
-    with pytest.raises(AdapterError, match="not JSON"):
+    with pytest.raises(AdapterError, match="not JSON") as caught:
         InProcessConnector(lambda: recorder).request({"seq": 1, "cmd": "stop"})
+    assert caught.value.kind == "framing"
 
 
 def test_an_exception_in_handle_is_a_crash_and_the_next_request_starts_afresh() -> None:
@@ -55,6 +56,7 @@ def test_an_exception_in_handle_is_a_crash_and_the_next_request_starts_afresh() 
     with pytest.raises(AdapterError, match="Misbehaviour") as caught:
         connector.request({"seq": 1, "cmd": "tool", "instance": "a", "arguments": {}})
     assert "Traceback" in caught.value.traceback
+    assert caught.value.kind == "crash" and caught.value.as_context()["kind"] == "crash"
     connector.request({"seq": 2, "cmd": "stop"})
     assert len(created) == 2
 
@@ -89,5 +91,6 @@ def test_both_connectors_satisfy_the_protocol_and_agree() -> None:
 
 
 def test_a_subprocess_that_cannot_start_is_an_adapter_error() -> None:
-    with pytest.raises(AdapterError, match="cannot start adapter"):
+    with pytest.raises(AdapterError, match="cannot start adapter") as caught:
         SubprocessConnector(["/nonexistent/adapter"]).request({"seq": 1, "cmd": "start"})
+    assert caught.value.kind == "handshake"

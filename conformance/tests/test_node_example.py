@@ -27,3 +27,13 @@ def test_the_minimal_node_adapter_fails_cases_but_is_never_broken(tmp_path: Path
     assert {line["outcome"] for line in cases} >= {"pass", "fail"}
     assert [line["id"] for line in cases if line.get("error", {}).get("source") == "adapter"] == []
     assert lines[0]["implementation"]["language"] == "javascript"
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed; the Node example cannot run")
+def test_the_minimal_node_adapter_passes_every_protocol_case(tmp_path: Path) -> None:
+    # Whoever copies the example inherits no protocol fault: every protocol case, adapter envelopes checked.
+    report = tmp_path / "report.jsonl"
+    run = ["run", "--impl", f"{NODE} {EXAMPLE}", "--validate-adapter", "-k", "protocol-*", "-q"]
+    assert main([*run, "--report", str(report)]) == 0
+    cases = [line for line in read_lines(report) if line["type"] == "case"]
+    assert len(cases) >= 10 and {line["outcome"] for line in cases} == {"pass"}

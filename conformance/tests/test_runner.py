@@ -182,14 +182,29 @@ def test_write_baseline_then_run_with_it_is_clean(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "mode", ["crash", "hang", "garbage", "invalid-json", "wrong-protocol", "errored", "bad-seq"]
+    ("mode", "kind"),
+    [
+        ("crash", "crash"),
+        ("hang", "timeout"),
+        ("garbage", "framing"),
+        ("invalid-json", "framing"),
+        ("wrong-protocol", "handshake"),
+        ("errored", "crash"),
+        ("bad-seq", "framing"),
+    ],
 )
-def test_a_broken_adapter_errors_on_every_case_and_exits_3(tmp_path: Path, mode: str) -> None:
+def test_a_broken_adapter_errors_on_every_case_and_exits_3(
+    tmp_path: Path, mode: str, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     cases = [search_case(f"case-{n}", "alpha", ["alpha"]) for n in range(3)]
     code, lines = run(tmp_path, cases, "--timeout", "0.5", "--max-errors", "5", mode=mode)
     assert code == 3
     assert set(outcomes(lines).values()) == {"error"}
     assert all(line["error"]["message"] for line in lines if line["type"] == "case")
+    assert {line["error"]["kind"] for line in lines if line["type"] == "case"} == {kind}
+    capsys.readouterr()
+    assert main(["summary", str(tmp_path / "report.jsonl"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["adapter_errors"] == {kind: 3}
 
 
 def test_the_run_goes_on_after_an_adapter_crash(tmp_path: Path) -> None:
@@ -231,6 +246,7 @@ def test_validate_adapter_turns_a_malformed_response_into_an_error(tmp_path: Pat
     code, lines = run(tmp_path, [], "--validate-adapter", mode="bad-shape")
     assert code == 3
     assert "violates the protocol schema" in lines[1]["error"]["message"]
+    assert lines[1]["error"]["kind"] == "schema"
 
 
 @pytest.mark.parametrize(

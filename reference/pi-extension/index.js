@@ -12,9 +12,11 @@ import {
   flatSessionDirs,
   installHint,
   openWorkspace,
+  pimemCommand,
   readUserSettings,
   serverArgv,
 } from "./lib/workspace.js";
+import { canOpenBrowser, Viewer, viewerArgv } from "./lib/viewer.js";
 
 /**
  * @typedef {{
@@ -67,6 +69,8 @@ class MemoryClient {
     /** @type {Error | undefined} set once the server cannot be had in this runtime; reported once */
     this.fatal = undefined;
     this.shutDown = false;
+    /** `/memory view`'s `pimem view`, one at a time */
+    this.viewer = new Viewer();
   }
 
   /**
@@ -102,6 +106,7 @@ class MemoryClient {
     if (name === "session_shutdown") {
       this.shutDown = true;
       this.spawned?.stop(); // also a server still in its handshake
+      this.viewer.stop();
     }
   }
 
@@ -223,6 +228,10 @@ class MemoryClient {
   async runCommand(name, args, ctx) {
     this.observe(ctx);
     const notify = /** @type {(message: string, level: NotifyLevel) => void} */ (this.notify);
+    if (args.trim().split(/\s+/)[0] === "view") {
+      await this.openViewer(ctx.hasUI).catch((error) => notify(error instanceof Error ? error.message : String(error), "error"));
+      return;
+    }
     try {
       const connection = await this.ready();
       await connection.request({ cmd: "clock", instance: INSTANCE, now: currentClock().now });
@@ -233,6 +242,32 @@ class MemoryClient {
     } catch (error) {
       notify(error instanceof Error ? error.message : String(error), "error");
     }
+  }
+
+  /**
+   * `/memory view`: starts (or replaces) the viewer on the journals this memory reads. With a UI
+   * on a desktop the viewer opens the browser itself; elsewhere (headless, over SSH) the URL,
+   * which carries the token, is printed for the user to open.
+   * @param {boolean} hasUI
+   */
+  async openViewer(hasUI) {
+    const notify = /** @type {(message: string, level: NotifyLevel) => void} */ (this.notify);
+    const session = /** @type {import("./lib/workspace.js").PiSession} */ (this.session);
+    const settings = await readUserSettings(session.agentDir);
+    const open = hasUI && canOpenBrowser(this.env);
+    const argv = viewerArgv(
+      pimemCommand(this.env, settings.memory),
+      session,
+      flatSessionDirs(session, settings.sessionDir, this.env),
+      open,
+    );
+    const { url, port } = await this.viewer.start(argv, { cwd: session.cwd, env: this.env });
+    notify(
+      open
+        ? `Memory viewer opened in your browser (127.0.0.1:${port}, read-only); /memory view again replaces it.`
+        : `Memory viewer (read-only), open: ${url}`,
+      "info",
+    );
   }
 }
 

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 from . import SPEC_VERSION, __version__
 from ._console import Style, render_answer, render_status
-from ._errors import IndexUnavailable, ToolError
+from ._errors import UNAVAILABLE_REMEDY, IndexUnavailable, ToolError, protocol_answer
 from ._extract import KINDS
 from ._maintenance import (
     describe,
@@ -39,6 +39,7 @@ from ._query import query_terms
 from ._scope import SCOPES
 from ._serve import PROTOCOL, ProtocolServer, decode_request, encode_response, manifest
 from ._tool import parse_bound, run_tool
+from ._view import run_viewer
 
 __all__ = ["default_agent_dir", "default_session_dirs", "main", "serve_stdio"]
 
@@ -58,6 +59,7 @@ _EXAMPLES = {
     "gc": "pimem gc --confirm",
     "forget": "pimem forget d24d95c5",
     "index": "pimem index --verify",
+    "view": "pimem view --open",
 }
 
 
@@ -264,6 +266,14 @@ def _parser() -> argparse.ArgumentParser:
     command("doctor", "check Python, SQLite, the index, the journal folders and the Pi settings")
     command("serve", "speak the adapter protocol on stdin/stdout (what the Pi extension runs)")
     command("manifest", "print what the Pi integration registers, as JSON")
+    view = command("view", "browse the memory in a local, read-only, token-gated page (prints its URL)")
+    view.add_argument("--open", action="store_true", help="also open the URL in a browser (with a display)")
+    view.add_argument("--parent", metavar="PID", type=int, help="stop when this process exits (Pi)")
+    view.add_argument(
+        "--exact-dirs",
+        action="store_true",
+        help="only --sessions-dir (none when not given): never a session dir from env or settings",
+    )
     return parser
 
 
@@ -422,8 +432,8 @@ def _run(options: argparse.Namespace, style: Style) -> tuple[str, Any, int]:
 
 def _cli_message(error: ToolError, command: str) -> tuple[str, int]:
     """A tool or command error in command-line words, with its exit code."""
-    if error.code == "index_unavailable":
-        return _UNAVAILABLE, EXIT_UNAVAILABLE
+    if error.code == "index_unavailable":  # the reason (disk full, read-only), then what to do here
+        return error.message.replace(UNAVAILABLE_REMEDY, _UNAVAILABLE), EXIT_UNAVAILABLE
     if error.code == "bad_offset":
         return f"{error.message.split('; use')[0]} (example: pimem read ID --offset 0)", EXIT_USAGE
     if command == "forget":  # nothing by that id: nothing to act on
@@ -484,6 +494,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if options.command == "manifest":
         print(json.dumps(manifest(), indent=2, ensure_ascii=False))
         return EXIT_OK
+    if options.command == "view":
+        if options.exact_dirs and options.sessions_dir is None:
+            options.sessions_dir = []
+        return run_viewer(_memory(options), open_browser=options.open, parent=options.parent, out=sys.stdout)
     try:
         text, details, code = _run(options, Style(sys.stdout.isatty()))
     except NoJournals as error:
@@ -494,7 +508,8 @@ def _main(argv: Sequence[str] | None) -> int:
         _say(options.json, error.code, message)
         return code
     except IndexUnavailable as error:
-        _say(options.json, "index_unavailable", f"{error}; {_UNAVAILABLE}")
+        answer = protocol_answer(error, remedy=_UNAVAILABLE)["error"]
+        _say(options.json, answer["code"], answer["message"])
         return EXIT_UNAVAILABLE
     except Exception as error:  # the user gets one line, never a traceback
         _say(options.json, "internal", f"{type(error).__name__}: {error}")

@@ -16,7 +16,7 @@ from itertools import islice
 
 from ._redact import redact
 
-__all__ = ["ECHO_CHARS", "echo"]
+__all__ = ["ECHO_CHARS", "echo", "quoted"]
 
 ECHO_CHARS = 60  # what a message shows of one value at most
 _DIGITS_SHOWN = 40  # an integer longer than this is described, not written out
@@ -66,7 +66,11 @@ def _integer(value: int) -> str:
     return f"{'-' if value < 0 else ''}<an integer of about {digits} digits>"
 
 
+def quoted(text: str) -> str:
+    """`text` whole as a JSON string, lone surrogates escaped (a query shown back beside its results)."""
+    text = json.dumps(text, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def _string(value: str) -> str:
-    shown = redact(value)[: ECHO_CHARS * 2]  # redacted whole before the cut, so no cut hides a secret
-    quoted = json.dumps(shown, ensure_ascii=False)
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
+    return quoted(redact(value)[: ECHO_CHARS * 2])  # redacted whole before the cut: no cut hides a secret

@@ -93,7 +93,8 @@ def context_edit(obj: Any) -> ContextEdit | None:
 
 
 def is_sensitive_path(path: str) -> bool:
-    parts = [part for part in path.replace("\\", "/").split("/") if part]
+    # Names compare case-insensitively: on a case-insensitive file system `.ENV` is `.env`.
+    parts = [part.lower() for part in path.replace("\\", "/").split("/") if part]
     if not parts:
         return False
     base = parts[-1]
@@ -104,27 +105,47 @@ def is_sensitive_path(path: str) -> bool:
     return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
 
 
-def _paged_path(command: str) -> str | None:
-    """The single file of `cat|head|tail|less [options] <path>`, else None."""
+# Shell operators that end a simple command, and those whose next word is a redirection target.
+_COMMAND_ENDS = {"|", "||", "&&", ";", "&", "|&", "(", ")"}
+_REDIRECTS = {">", ">>", "<", "<<", "<<<", ">&", "&>", ">|"}
+
+
+def _paged_paths(command: str) -> list[str]:
+    """Every file a `cat|head|tail|less [options] <path>...` of the command line shows, in any of its
+    simple commands (a pipeline, a list, `sudo` before it); unparsable quoting shows none."""
     try:
-        words = shlex.split(command)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
     except ValueError:
-        return None
-    if not words or words[0] not in _PAGERS:
-        return None
+        return []
     paths: list[str] = []
-    previous = ""
-    valued = _VALUED_OPTIONS if words[0] in ("head", "tail") else set()
-    for word in words[1:]:
-        if not word.startswith("-") and previous not in valued:
-            paths.append(word)
-        previous = word
-    return paths[0] if len(paths) == 1 else None
+    simple: list[str] = []
+    for word in [*words, ";"]:
+        if word not in _COMMAND_ENDS:
+            simple.append(word)
+            continue
+        while simple and simple[0] == "sudo":
+            simple = simple[1:]
+        if simple and simple[0] in _PAGERS:
+            valued = _VALUED_OPTIONS if simple[0] in ("head", "tail") else set()
+            previous = ""
+            for each in simple[1:]:
+                target = previous in _REDIRECTS
+                if (
+                    not each.startswith("-")
+                    and previous not in valued
+                    and each not in _REDIRECTS
+                    and not target
+                ):
+                    paths.append(each)
+                previous = each
+        simple = []
+    return paths
 
 
 def _sensitive_command(command: Any) -> bool:
-    path = _paged_path(command) if isinstance(command, str) else None
-    return path is not None and is_sensitive_path(path)
+    return isinstance(command, str) and any(is_sensitive_path(path) for path in _paged_paths(command))
 
 
 def _sensitive_call(block: dict[str, Any]) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from ._echo import echo
-from ._errors import IndexUnavailable, ToolError
+from ._errors import IndexUnavailable, ToolError, protocol_answer
 from ._index import BULK_BYTES, Index, preparing
 from ._journals import Journal, parse_line
 from ._memory import Memory, indexed
@@ -343,12 +343,8 @@ def run_command(memory: Memory, args: str) -> dict[str, Any]:
     words = args.split()
     try:
         details = _dispatch(memory, words)
-    except ToolError as error:
-        return error.response()
-    except IndexUnavailable:
-        return {
-            "error": {"code": "index_unavailable", "message": "the memory index cannot be opened or written"}
-        }
+    except (ToolError, IndexUnavailable) as error:  # the reason stays: disk full, read-only
+        return protocol_answer(error)
     return {"text": describe(words[0] if words else "status", details), "details": details}
 
 

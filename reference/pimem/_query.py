@@ -454,7 +454,7 @@ def search(
     }
     return {
         "action": "search",
-        "query": query,
+        "query": text,  # an empty query is no query (JM-SEARCH-020)
         "match": match,
         "hint": hints.get(match),
         "limit": limit,

@@ -20,7 +20,7 @@ import orjson
 
 from . import __version__
 from ._echo import echo
-from ._errors import IndexUnavailable
+from ._errors import AdapterError, IndexUnavailable, protocol_answer
 from ._journals import DEFAULT_MAX_LINE_BYTES
 from ._maintenance import backfill, run_command
 from ._memory import Config, Memory
@@ -33,12 +33,9 @@ _INT_DIGITS = 4300  # sys.get_int_max_str_digits() by default
 PROFILES = ["core", "collector", "backfill", "forget", "context"]
 EVENTS = ["session_start", "message_end", "session_compact", "session_tree", "session_shutdown"]
 COMMAND_DESCRIPTION = (
-    "Memory index: status, index [--verify], rebuild, gc [confirm], forget <entryId|sessionId>"
+    "Memory index: status, index [--verify], rebuild, gc [confirm], forget <entryId|sessionId>; "
+    "view (browse it in a local page)"
 )
-
-
-class AdapterError(Exception):
-    """A request the adapter cannot carry out (answered with `errored`)."""
 
 
 def manifest() -> dict[str, Any]:
@@ -160,8 +157,7 @@ class ProtocolServer:
         try:
             body = self._dispatch(request)
         except Exception as error:  # the protocol reports every crash as `errored`, never as silence
-            context = {"message": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()}
-            return {"seq": seq, "errored": True, "context": context}
+            return {"seq": seq, **protocol_answer(error)}
         return {"seq": seq, **body}
 
     def _instance(self, request: dict[str, Any]) -> _Instance:

@@ -715,6 +715,15 @@ class Store:
             self._db.execute("CREATE TABLE future_feature(payload TEXT)")
             self._db.execute("DELETE FROM entries")
 
+    def refuse_writes(self) -> None:
+        """From now on this connection fails every write as a read-only folder does (SQLITE_READONLY)."""
+        self._db.execute("PRAGMA query_only=ON")
+
+    def fill_up(self) -> None:
+        """From now on this connection's index cannot grow, as on a full disk (SQLITE_FULL)."""
+        pages = int(self._all("PRAGMA page_count")[0][0])
+        self._db.execute(f"PRAGMA max_page_count={pages}")
+
     def table_names(self) -> list[str]:
         return [name for (name,) in self._all("SELECT name FROM sqlite_master WHERE type='table'")]
 

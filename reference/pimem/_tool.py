@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ._echo import echo
-from ._errors import IndexUnavailable, ToolError
+from ._echo import echo, quoted
+from ._errors import IndexUnavailable, ToolError, protocol_answer
 from ._extract import KINDS
 from ._journals import Journal
 from ._memory import Memory
@@ -246,12 +245,8 @@ def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:
     try:
         args = validate(arguments, memory.config.tz)
         details = redact_tree(_answer(memory, args))
-    except ToolError as error:
-        return error.response()
-    except IndexUnavailable as error:
-        print(f"pimem: index unavailable: {error.detail}", file=sys.stderr)
-        message = f"{error}; free space or fix the state folder, then run /memory rebuild if it persists"
-        return {"error": {"code": "index_unavailable", "message": message}}
+    except (ToolError, IndexUnavailable) as error:
+        return protocol_answer(error)
     return {"content": [{"type": "text", "text": render(details)}], "details": details}
 
 
@@ -293,7 +288,7 @@ def _honest_hint(details: dict[str, Any]) -> str | None:
 
 def _render_search(details: dict[str, Any]) -> list[str]:
     query = details["query"]
-    what = "newest entries" if details["match"] == "list" else f"search {echo(query, limit=200)}"
+    what = "newest entries" if details["match"] == "list" else f"search {quoted(query)}"
     lines = [
         f"{what} · {details['scope']} scope · {len(details['results'])} result(s), match {details['match']}"
     ]

@@ -98,8 +98,16 @@ function isStringList(value) {
  * @param {MemorySettings} memory
  */
 export function serverArgv(env, memory) {
-  const command = env.PIMEM_COMMAND ? [env.PIMEM_COMMAND] : (memory.command ?? DEFAULT_COMMAND);
-  return [...command, "serve"];
+  return [...pimemCommand(env, memory), "serve"];
+}
+
+/**
+ * The pimem command: $PIMEM_COMMAND, else the `memory.command` setting, else `pimem` on PATH.
+ * @param {NodeJS.ProcessEnv} env
+ * @param {MemorySettings} memory
+ */
+export function pimemCommand(env, memory) {
+  return env.PIMEM_COMMAND ? [env.PIMEM_COMMAND] : (memory.command ?? DEFAULT_COMMAND);
 }
 
 /**

@@ -1,0 +1,55 @@
+"""One translation of errors into answers: the tool and the `/memory` commands say the same, and keep
+the specific reason an index cannot be written (a full disk is not a read-only folder)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pimem._store import Store
+
+TREE = (
+    "agent/sessions/--home-u-treeproj--/2026-11-11T08-00-00-000Z_01a1c99e-f400-7e34-9b5f-2fb303a9d8f3.jsonl"
+)
+FULL = "the disk holding the memory index is full"
+READ_ONLY = "the memory index cannot be written: its state folder is read-only or inaccessible"
+REMEDY = "free space or fix the state folder, then run /memory rebuild if it persists"
+
+
+def _grow(session: Any) -> None:
+    """New text in the current journal, more than any free pages of the index hold."""
+    words = " ".join(f"growthword{number}" for number in range(40_000))
+    line = {
+        "type": "message",
+        "id": "feedf00d",
+        "parentId": None,
+        "timestamp": "2026-11-29T11:00:00.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": words}]},
+    }
+    with open(session.root / TREE, "a", encoding="utf-8") as journal:
+        journal.write(json.dumps(line) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"), [(Store.fill_up, FULL), (Store.refuse_writes, READ_ONLY)], ids=["full", "read-only"]
+)
+def test_commands_and_the_tool_name_the_same_specific_reason(
+    fixture_session: Any, damage: Callable[[Store], None], reason: str
+) -> None:
+    session = fixture_session("/home/u/treeproj", TREE)
+    damage(session.server.instances["a"].memory.index.store)
+    _grow(session)
+    expected = {"code": "index_unavailable", "message": f"{reason}; {REMEDY}"}
+    assert session.command("index")["error"] == expected
+    assert session.tool(action="search", query="growthword7")["error"] == expected
+
+
+def test_an_undamaged_index_takes_the_same_growth(fixture_session: Any) -> None:
+    session = fixture_session("/home/u/treeproj", TREE)
+    _grow(session)
+    assert session.command("index")["details"]["added"] == 1
+    assert (
+        session.tool(action="search", query="growthword7")["details"]["results"][0]["entryId"] == "feedf00d"
+    )
