@@ -39,7 +39,7 @@ from pimem_conformance._workspace import scratch_dir
 
 __all__ = ["main"]
 
-PROFILES = ("core", "collector", "backfill", "forget", "context")
+PROFILES = ("core", "collector", "backfill", "forget", "context", "ranking")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -44,6 +44,7 @@ AREAS = (
     "INDEX",
     "READ",
     "SEARCH",
+    "RANK",
     "SUMMARY",
     "SCOPE",
     "REDACT",

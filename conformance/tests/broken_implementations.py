@@ -577,6 +577,19 @@ def _marks_split_words(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _query, "analysed_terms", lambda original: lambda q: original(_without_marks(q)))
 
 
+def _newest_first_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Relevance picks the results, but recency orders them (what a recency-first design shows)."""
+
+    def make(original: Any) -> Any:
+        def search_once(*args: Any) -> Any:
+            match, rows, more = original(*args)
+            return match, sorted(rows, key=lambda row: row.age, reverse=True), more
+
+        return search_once
+
+    _wrap(monkeypatch, _query, "_search_once", make)
+
+
 def _parts_in_any_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """An identifier term matches wherever its parts occur, in any order (no contiguity check)."""
     monkeypatch.setattr(_query, "contains_run", lambda words, wanted, whole: True)
@@ -1143,6 +1156,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-041"),
         _marks_split_words,
+    ),
+    Broken(
+        "newest-first-ranking",
+        "results are ordered newest first instead of by relevance",
+        ("rank",),
+        _ids("JM-RANK-001", "JM-RANK-002", "JM-RANK-003", "JM-RANK-004"),
+        _newest_first_ranking,
     ),
     Broken(
         "identifier-parts-in-any-order",

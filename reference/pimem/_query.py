@@ -349,18 +349,30 @@ def _fallback_match(term: Term) -> str:
     return term.match if prefix is None else f'({term.match} OR "{prefix}" *)'
 
 
-def _any_term(view: View, terms: list[Term], filters: Filters) -> tuple[list[_Hit], bool]:
-    """Entries that hold some term, ranked by the summed IDF of the distinct terms they hold (stop
-    words only when nothing else matches), then by length, then newest. Every term's rarest
-    holders are candidates, so recency never decides which entries are ranked."""
+def _any_term(view: View, terms: list[Term], filters: Filters, limit: int) -> tuple[list[_Hit], bool]:
+    """Entries that hold some term: those holding a term that is no stop word first (JM-RANK-002),
+    then, if there are not more than `limit` of those, the newest holders of stop words."""
+    content = [term for term in terms if not term.stop_word]
+    order, more = _ranked_holders(view, content, filters, TERM_CAP) if content else ([], False)
+    stop = [term for term in terms if term.stop_word]
+    if len(order) <= limit and stop:
+        extra, more_extra = _ranked_holders(view, stop, filters, limit + 1)
+        listed = {hit.rowid for hit in order}
+        order += [hit for hit in extra if hit.rowid not in listed]
+        more = more or more_extra
+    return order, more
+
+
+def _ranked_holders(view: View, terms: list[Term], filters: Filters, cap: int) -> tuple[list[_Hit], bool]:
+    """Entries that hold some of these terms, ranked by the summed IDF of the distinct terms they
+    hold, then by length, then newest; and whether a term had more holders than `cap`. Every
+    term's holders are candidates (up to `cap` each), so recency never decides which rare entries
+    are ranked."""
     store = view.index.store
-    for chosen in ([t for t in terms if not t.stop_word], [t for t in terms if t.stop_word]):
-        matches = [_fallback_match(term) for term in chosen]
-        frequencies = [store.document_frequency(match, _DF_CAP) for match in matches]
-        weighted = [(f, t, m) for f, t, m in zip(frequencies, chosen, matches, strict=True) if f > 0]
-        if weighted:
-            break
-    else:
+    matches = [_fallback_match(term) for term in terms]
+    frequencies = [store.document_frequency(match, _DF_CAP) for match in matches]
+    weighted = [(f, t, m) for f, t, m in zip(frequencies, terms, matches, strict=True) if f > 0]
+    if not weighted:
         return [], False
     total = max(_entry_total(view), max(f for f, _, _ in weighted))
     weights = [math.log(1 + total / frequency) for frequency, _, _ in weighted]
@@ -368,11 +380,11 @@ def _any_term(view: View, terms: list[Term], filters: Filters) -> tuple[list[_Hi
     held: dict[int, set[int]] = {}
     capped: list[int] = []
     for number, (_, _, match) in enumerate(weighted):
-        listed = _matching(view, match, filters, TERM_CAP)
+        listed = _matching(view, match, filters, cap)
         for hit in listed:
             found.setdefault(hit.rowid, hit)
             held.setdefault(hit.rowid, set()).add(number)
-        if len(listed) == TERM_CAP:
+        if len(listed) == cap:
             capped.append(number)
     for number in capped:  # older holders of a common term among the candidates of the others
         missing = [rowid for rowid, numbers in held.items() if number not in numbers]
@@ -420,7 +432,7 @@ def _search_once(
     hits, more = _all_terms(view, terms, query_sequence(query), filters)
     match = "all"
     if not hits and len(terms) > 1:
-        (hits, more), match = _any_term(view, terms, filters), "any"
+        (hits, more), match = _any_term(view, terms, filters, limit), "any"
     if not hits:
         return "none", [], False
     return match, _fetch(view, hits[:limit]), more or len(hits) > limit

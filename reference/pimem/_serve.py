@@ -30,7 +30,7 @@ __all__ = ["PROFILES", "ProtocolServer", "decode_request", "encode_response", "m
 
 PROTOCOL = 1
 _INT_DIGITS = 4300  # sys.get_int_max_str_digits() by default
-PROFILES = ["core", "collector", "backfill", "forget", "context"]
+PROFILES = ["core", "collector", "backfill", "forget", "context", "ranking"]
 EVENTS = ["session_start", "message_end", "session_compact", "session_tree", "session_shutdown"]
 COMMAND_DESCRIPTION = (
     "Memory index: status, index [--verify], rebuild, gc [confirm], forget <entryId|sessionId>; "
