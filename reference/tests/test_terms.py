@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pimem
 import pytest
 from pimem._terms import STOP_WORDS, atoms, contains_run, index_text, query_sequence, query_terms, sequence_in
 
@@ -76,3 +79,9 @@ def test_the_whole_query_in_sequence() -> None:
 def test_stop_words_are_function_words_only() -> None:
     assert {"the", "did", "we", "what", "how", "for"} <= STOP_WORDS
     assert not {"error", "index", "search", "file", "test"} & STOP_WORDS
+
+
+def test_the_shipped_stop_list_is_the_spec_s() -> None:
+    # The package carries its own copy (npm packs no symlinks); the spec's list is the normative one.
+    shipped = Path(pimem.__file__).with_name("stop-words-en.txt").read_bytes()
+    assert shipped == (Path(__file__).resolve().parents[2] / "spec" / "stop-words" / "en.txt").read_bytes()
