@@ -16,9 +16,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from pimem_conformance._paths import repo_root
-from pimem_conformance._report import REPORT_SCHEMA_ID
-from pimem_conformance._schemas import load_schemas
+from pimem_conformance import REPORT_SCHEMA_ID, load_schemas, repo_root
 
 ROOT = repo_root()
 NODE = shutil.which("node")
@@ -64,7 +62,7 @@ def test_the_wheel_ships_cases_schemas_and_fixtures(installed: Path, tmp_path: P
         [
             str(installed / "python"),
             "-c",
-            "import pimem_conformance._paths as p, pimem; print(p.spec_dir()); print(pimem.__file__)",
+            "import pimem_conformance as p, pimem; print(p.spec_dir()); print(pimem.__file__)",
         ],
         tmp_path,
     )
