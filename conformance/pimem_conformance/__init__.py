@@ -48,6 +48,7 @@ from pimem_conformance._jsjson import dumps_like_js, js_number
 from pimem_conformance._lint import lint_spec
 from pimem_conformance._model import project_root, redacted_text
 from pimem_conformance._paths import (
+    examples_dir,
     fixtures_dir,
     repo_root,
     shared_journals_1x_dir,
@@ -111,6 +112,7 @@ __all__ = [
     "corpus_tally",
     "dumps_like_js",
     "epoch_ns",
+    "examples_dir",
     "fixtures_dir",
     "freeze_release",
     "journals",
