@@ -14,6 +14,7 @@ import json
 import queue
 import shlex
 import subprocess
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -111,6 +112,11 @@ class Connector(Protocol):
         """Release the implementation; a later `request` starts a fresh one."""
         ...
 
+    def peer(self) -> Connector:
+        """A connector to the same implementation in another operating-system process (for the
+        further processes of a `processes: N` case); ValueError when it cannot have one."""
+        ...
+
 
 class ProtocolHandler(Protocol):
     """What an in-process implementation exposes (the reference's `ProtocolServer`)."""
@@ -136,11 +142,24 @@ def _decode_response(text: str) -> dict[str, Any]:
 
 
 class InProcessConnector:
-    """Drives a Python object with `handle(dict) -> dict`, created by `factory` on first use."""
+    """Drives a Python object with `handle(dict) -> dict`, created by `factory` on first use.
 
-    def __init__(self, factory: Callable[[], ProtocolHandler]) -> None:
+    Its peers are subprocesses of `python -m pimem_conformance.host <target>`, where `target`
+    names the same factory (an entry point, or the factory's `module:qualname`)."""
+
+    def __init__(self, factory: Callable[[], ProtocolHandler], *, target: str | None = None) -> None:
         self._factory = factory
         self._handler: ProtocolHandler | None = None
+        self._target = target or f"{factory.__module__}:{getattr(factory, '__qualname__', '')}"
+        self.timeout = 30.0
+
+    def peer(self) -> Connector:
+        name = self._target.partition(":")[2]
+        if name and ("<" in name or "." in name):
+            raise ValueError(f"the in-process implementation {self._target} cannot run in another process")
+        return SubprocessConnector(
+            [sys.executable, "-m", "pimem_conformance.host", self._target], timeout=self.timeout
+        )
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         if self._handler is None:
@@ -184,6 +203,9 @@ class SubprocessConnector:
 
     def stderr_tail(self) -> str:
         return "".join(self._stderr_tail)
+
+    def peer(self) -> Connector:
+        return SubprocessConnector(self.argv, timeout=self.timeout, cwd=self._cwd)
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         try:
@@ -289,7 +311,9 @@ def connector_for(impl: str, *, timeout: float) -> Connector:
     """`impl` names an entry point of `pimem_conformance.implementations` or is a shell-style command."""
     entry_point = in_process_entry_point(impl)
     if entry_point is not None:
-        return InProcessConnector(entry_point.load())
+        connector = InProcessConnector(entry_point.load(), target=impl)
+        connector.timeout = timeout
+        return connector
     argv = shlex.split(impl)
     if not argv:
         raise ValueError("--impl needs an entry-point name (e.g. 'reference') or an adapter command")
