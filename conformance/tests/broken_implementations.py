@@ -1340,7 +1340,7 @@ BROKEN: tuple[Broken, ...] = (
     Broken(
         "redactor-missing-one-corpus-kind",
         "the redactor has no rule for JSON Web Tokens, one kind of the secrets corpus",
-        ("redaction",),
+        ("corpus",),
         _ids("JM-REDACT-024"),
         _redactor_missing_jwt,
     ),
