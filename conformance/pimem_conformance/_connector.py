@@ -186,6 +186,8 @@ class InProcessConnector:
         self._handler: ProtocolHandler | None = None
         self._target = target or f"{factory.__module__}:{getattr(factory, '__qualname__', '')}"
         self.timeout = 30.0
+        self._stderr: _StderrTail | None = None
+        self._real_stderr: Any = None
 
     def peer(self) -> Connector:
         name = self._target.partition(":")[2]
@@ -194,8 +196,6 @@ class InProcessConnector:
         return SubprocessConnector(
             [sys.executable, "-m", "pimem_conformance.host", self._target], timeout=self.timeout
         )
-        self._stderr: _StderrTail | None = None
-        self._real_stderr: Any = None
 
     def stderr_tail(self) -> str:
         return self._stderr.text() if self._stderr is not None else ""
