@@ -8,11 +8,15 @@ from pathlib import Path
 
 import pytest
 from pimem._serve import ProtocolServer
-from pimem_conformance._adapter import Adapter
-from pimem_conformance._cases import Case, load_cases
-from pimem_conformance._connector import InProcessConnector, SubprocessConnector
-from pimem_conformance._runner import run_cases
-from pimem_conformance._schemas import load_schemas
+from pimem_conformance import (
+    Adapter,
+    Case,
+    InProcessConnector,
+    SubprocessConnector,
+    load_cases,
+    load_schemas,
+    run_cases,
+)
 
 HOST = Path(__file__).with_name("broken_host.py")
 LEASE_REQUIREMENT = "JM-BACKFILL-020"

@@ -178,11 +178,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def _run_cases_here() -> tuple[bool, str]:
     """(killed, the first failing case) over every single-process case, stopping at the first failure."""
     from pimem._serve import ProtocolServer
-    from pimem_conformance._adapter import Adapter
-    from pimem_conformance._cases import load_cases
-    from pimem_conformance._connector import InProcessConnector
-    from pimem_conformance._driver import run_case
-    from pimem_conformance._schemas import load_schemas
+    from pimem_conformance import Adapter, InProcessConnector, load_cases, load_schemas, run_case
 
     schemas = load_schemas()
     adapter = Adapter(InProcessConnector(ProtocolServer), schemas)
