@@ -25,6 +25,7 @@ COMPARE = {"at_least": operator.ge, "at_most": operator.le}
 RESULT_KEYS = {
     "format", "command", "measured_at", "machine", "trees", "corpus", "indexing", "ceiling", "stages",
     "search", "read", "append", "ripgrep", "rebuild", "scaling", "pi_startup", "targets",
+    "viewer_search",
 }  # fmt: skip
 
 
@@ -58,6 +59,8 @@ def test_a_small_run_writes_json_markdown_and_a_png(tmp_path: Path) -> None:
     _check_targets(data["targets"])
     assert data["search"]["queries"] >= 200
     assert len(data["search"]["samples_ms"]) == data["search"]["queries"]
+    assert data["viewer_search"]["tool_p50_ms"] == data["search"]["p50_ms"]
+    assert data["viewer_search"]["p50_ms"] > 0
     assert data["append"]["found"] == data["append"]["samples"] == 50
     sizes = [point["bytes"] for point in data["scaling"]]
     assert len(sizes) == 2 and sizes == sorted(sizes)
