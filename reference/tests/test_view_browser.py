@@ -104,7 +104,7 @@ def test_search_click_read_and_what_is_on_screen(
     assert page.locator("#results mark").count() >= 2  # the matched terms, highlighted
     assert "<script>window.__pwned = 1</script>" in first.inner_text()  # shown as text
     _assert_clean(page)
-    page.screenshot(path=str(screenshot_dir / "viewer-search.png"))
+    page.screenshot(path=str(screenshot_dir / "viewer-markup.png"))
 
     first.locator("button.head").click()
     _settle(page)
@@ -123,6 +123,7 @@ def test_search_click_read_and_what_is_on_screen(
     page.locator("#search-info").wait_for()
     _assert_clean(page)
     assert "[REDACTED:" in _dom(page)  # the twin: the planted secrets are there, masked
+    page.screenshot(path=str(screenshot_dir / "viewer-search.png"))
 
 
 def test_page_a_long_entry_after_switching_project(
