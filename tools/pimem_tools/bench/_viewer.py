@@ -34,19 +34,11 @@ def _params(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def time_viewer_searches(workspace: dict[str, Any], now: str, queries: list[Query]) -> list[float]:
-    from pimem._memory import Config, Memory
+    from pimem._memory import Memory
+    from pimem._serve import open_config
     from pimem._view import Viewer, ViewServer
 
-    config = Config(
-        state_dir=workspace["state_dir"],
-        agent_dir=workspace["agent_dir"],
-        session_dirs=list(workspace["session_dirs"]),
-        home=workspace["home"],
-        cwd=workspace["cwd"],
-        session_file=workspace["session_file"],
-        allow_global=True,
-        tz="UTC",
-    )
+    config = open_config(workspace, {"allow_global": True}, "UTC")
     memory = Memory(config, datetime.fromisoformat(now))
     server = ViewServer(Viewer(memory), log=io.StringIO())
     thread = threading.Thread(target=server.serve_forever, daemon=True)
