@@ -59,8 +59,9 @@ def test_a_small_run_writes_json_markdown_and_a_png(tmp_path: Path) -> None:
     _check_targets(data["targets"])
     assert data["search"]["queries"] >= 200
     assert len(data["search"]["samples_ms"]) == data["search"]["queries"]
-    assert data["viewer_search"]["tool_p50_ms"] == data["search"]["p50_ms"]
-    assert data["viewer_search"]["p50_ms"] > 0
+    viewer = data["viewer_search"]
+    assert viewer["p50_ms"] > 0 and viewer["tool_p50_ms"] > 0
+    assert data["targets"]["viewer_search_overhead_ms"]["value"] == viewer["p50_ms"] - viewer["tool_p50_ms"]
     assert data["append"]["found"] == data["append"]["samples"] == 50
     sizes = [point["bytes"] for point in data["scaling"]]
     assert len(sizes) == 2 and sizes == sorted(sizes)

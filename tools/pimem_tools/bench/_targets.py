@@ -43,7 +43,7 @@ TARGETS: tuple[Target, ...] = (
         2.0,
         "at_most",
         "ms",
-        "pimem view's search p50 over HTTP minus the tool's p50, same queries, same run",
+        "pimem view's search p50 over HTTP minus the tool's p50, each query to both in turn",
     ),
     Target(
         "append_to_searchable_ms",

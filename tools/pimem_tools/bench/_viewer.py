@@ -2,7 +2,8 @@
 
 One in-process viewer over the same index and journals as the tool client, one keep-alive
 connection, the cookie traded for the token first; each figure is a whole GET (request written,
-JSON read and parsed), timed with `perf_counter`. Compared with the tool's p50 of the same run.
+JSON read and parsed), timed with `perf_counter`. Each query goes to the tool right before it goes
+to the viewer, so both lists are measured under the same load (this machine is shared).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from urllib.parse import urlencode, urlsplit
 
 import orjson
 
+from pimem_tools.bench._latency import time_searches
 from pimem_tools.bench._queries import Query
+from pimem_tools.bench._reference import ToolClient
 
 __all__ = ["time_viewer_searches"]
 
@@ -33,7 +36,10 @@ def _params(arguments: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def time_viewer_searches(workspace: dict[str, Any], now: str, queries: list[Query]) -> list[float]:
+def time_viewer_searches(
+    workspace: dict[str, Any], now: str, queries: list[Query], client: ToolClient
+) -> tuple[list[float], list[float]]:
+    """(viewer samples, tool samples), one of each per query, taken in turn."""
     from pimem._memory import Memory
     from pimem._serve import open_config
     from pimem._view import Viewer, ViewServer
@@ -45,6 +51,7 @@ def time_viewer_searches(workspace: dict[str, Any], now: str, queries: list[Quer
     thread.start()
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
     samples: list[float] = []
+    tool_samples: list[float] = []
     try:
         connection.request("GET", "/?" + urlsplit(server.url).query)
         login = connection.getresponse()
@@ -52,6 +59,7 @@ def time_viewer_searches(workspace: dict[str, Any], now: str, queries: list[Quer
         cookie = str(login.getheader("Set-Cookie", "")).split(";", 1)[0]
         headers = {"Cookie": cookie}
         for query in queries:
+            tool_samples += time_searches(client, [query]).samples_ms
             path = "/api/search?" + urlencode(_params(query.arguments))
             started = time.perf_counter()
             connection.request("GET", path, headers=headers)
@@ -65,4 +73,4 @@ def time_viewer_searches(workspace: dict[str, Any], now: str, queries: list[Quer
         server.shutdown()
         server.server_close()
         memory.close()
-    return samples
+    return samples, tool_samples
