@@ -10,7 +10,15 @@ from typing import Any
 from pimem_conformance._paths import spec_dir
 from pimem_conformance._schemas import SCHEMA_ID_PREFIX, load_schemas
 
-__all__ = ["CASE_FILE_SCHEMA_ID", "Case", "CaseError", "CaseFileError", "case_file_problems", "load_cases"]
+__all__ = [
+    "CASE_FILE_SCHEMA_ID",
+    "Case",
+    "CaseError",
+    "CaseFileError",
+    "case_file_problems",
+    "load_cases",
+    "ships_the_corpus",
+]
 
 CASE_FILE_SCHEMA_ID = f"{SCHEMA_ID_PREFIX}case-file"
 
@@ -75,8 +83,14 @@ def case_file_problems(path: Path, spec: Path | None = None) -> tuple[dict[str, 
     return (None, problems) if problems else (content, [])
 
 
+def ships_the_corpus(spec: Path | None) -> bool:
+    """Whether `spec` is the spec shipped with the suite, whose cases include the secrets corpus."""
+    return spec is None or spec.resolve() == spec_dir().resolve()
+
+
 def load_cases(spec: Path | None = None) -> list[Case]:
-    """Every case in `<spec>/cases/*.json`, in file and then in-file order; ids must be unique."""
+    """Every case in `<spec>/cases/*.json`, in file and then in-file order, then (for the shipped
+    spec) the cases built from the secrets corpus; ids must be unique."""
     folder = (spec or spec_dir()) / "cases"
     cases: list[Case] = []
     seen: dict[str, Path] = {}
@@ -91,4 +105,8 @@ def load_cases(spec: Path | None = None) -> list[Case]:
                 )
             seen[raw["id"]] = path
             cases.append(Case.from_json(raw, area=content["area"], source=path))
+    if ships_the_corpus(spec):
+        from pimem_conformance._corpus_cases import corpus_cases  # it builds Case objects itself
+
+        cases += corpus_cases()
     return cases

@@ -30,7 +30,8 @@ from typing import Any
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs in the deps
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
-from pimem_conformance._cases import Case, case_file_problems
+from pimem_conformance._cases import Case, case_file_problems, ships_the_corpus
+from pimem_conformance._corpus_cases import corpus_cases
 from pimem_conformance._expect import CAPTURE_KEY, parse_capture
 from pimem_conformance._paths import fixtures_dir
 from pimem_conformance._releases import FIRST_VERSION, ReleaseChange, check_releases, version_key
@@ -212,10 +213,26 @@ def _load_all_cases(spec: Path, problems: list[str]) -> list[Case]:
             if path.stem != area and not path.stem.startswith(f"{area}-"):
                 problems.append(f"cases/{path.name}: area {content['area']!r} differs from the file name")
             cases.extend(Case.from_json(raw, area=content["area"], source=path) for raw in content["cases"])
+    if ships_the_corpus(spec):
+        cases += corpus_cases()
     return cases
 
 
+def _expand_patterns(cases: list[Case], requirements: list[Requirement]) -> None:
+    """A `Cases:` item ending in `*` (`corpus-secret-*`) stands for every case id it prefixes."""
+    ids = [case.id for case in cases]
+    for requirement in requirements:
+        expanded: list[str] = []
+        for item in requirement.cases:
+            matching = (
+                [case_id for case_id in ids if case_id.startswith(item[:-1])] if item.endswith("*") else []
+            )
+            expanded += matching or [item]
+        requirement.cases = list(dict.fromkeys(expanded))
+
+
 def _check_cases(cases: list[Case], requirements: list[Requirement], problems: list[str]) -> None:
+    _expand_patterns(cases, requirements)
     by_id: dict[str, Case] = {}
     for case in cases:
         if case.id in by_id:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pimem_conformance import __version__
 from pimem_conformance._adapter import PROTOCOL_VERSION
+from pimem_conformance._corpus_cases import corpus_tally
 from pimem_conformance._paths import spec_dir
 from pimem_conformance._runner import OUTCOMES, CaseResult, RunResult
 from pimem_conformance._schemas import SCHEMA_ID_PREFIX, SchemaSet
@@ -113,6 +114,17 @@ def case_line(result: CaseResult) -> dict[str, Any]:
     return line
 
 
+def _corpus(run: RunResult) -> dict[str, Any] | None:
+    return corpus_tally(
+        (
+            result.case.id,
+            result.run is not None and result.run.error is None and result.run.broken_case is None,
+            [failure.step for failure in result.run.failures] if result.run is not None else [],
+        )
+        for result in run.results
+    )
+
+
 def footer_line(run: RunResult, exit_code: int, coverage: float | None) -> dict[str, Any]:
     line: dict[str, Any] = {
         "type": "footer",
@@ -124,6 +136,9 @@ def footer_line(run: RunResult, exit_code: int, coverage: float | None) -> dict[
     }
     if coverage is not None:
         line["reference_branch_coverage"] = round(coverage, 1)
+    corpus = _corpus(run)
+    if corpus is not None:
+        line["corpus"] = corpus
     return line
 
 
@@ -193,6 +208,7 @@ def write_junit(path: Path, run: RunResult) -> None:
 def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
     """Totals and rollups per requirement and per profile, from the lines of a report."""
     header = next((line for line in lines if line.get("type") == "header"), {})
+    footer = next((line for line in lines if line.get("type") == "footer"), {})
     cases = [line for line in lines if line.get("type") == "case"]
     by_requirement: dict[str, Counter[str]] = defaultdict(Counter)
     by_profile: dict[str, Counter[str]] = defaultdict(Counter)
@@ -216,6 +232,7 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
                 Counter(case["error"]["kind"] for case in cases if "kind" in case.get("error", {})).items()
             )
         ),
+        "corpus": footer.get("corpus"),
         "failures": [
             {
                 "id": case["id"],
@@ -276,6 +293,7 @@ def render_summary(summary: dict[str, Any], fmt: str) -> str:
             f"| {name} | {r['status']} | {r['pass']} | {r['fail']} | {r['error']} |"
             for name, r in summary["requirements"].items()
         ]
+        rows += _corpus_rows(summary.get("corpus"), markdown=True)
         if summary["failures"]:
             rows += ["", "### Failures", ""]
             rows += [
@@ -295,6 +313,7 @@ def render_summary(summary: dict[str, Any], fmt: str) -> str:
     }
     rows += ["", f"requirements: {len(summary['requirements'])}, not passing: {len(failing)}"]
     rows += [f"  {name:<16} {r['status']}" for name, r in failing.items()]
+    rows += _corpus_rows(summary.get("corpus"))
     if summary["adapter_errors"]:
         kinds = ", ".join(f"{count} {kind}" for kind, count in summary["adapter_errors"].items())
         rows += ["", f"adapter errors: {kinds}"]
@@ -302,3 +321,36 @@ def render_summary(summary: dict[str, Any], fmt: str) -> str:
         rows += ["", "failures:"]
         rows += [f"  {f['id']} [{f['outcome']}] {f['message']}" for f in summary["failures"]]
     return "\n".join(rows)
+
+
+def _corpus_rows(corpus: dict[str, Any] | None, *, markdown: bool = False) -> list[str]:
+    """Recall and false positives of the secrets corpus, overall and for every kind below 100 %."""
+    if corpus is None:
+        return []
+    secrets, lookalikes = corpus["secrets"], corpus["lookalikes"]
+    overall = (
+        f"secrets corpus: recall {secrets['recall']:.1%} ({secrets['caught']}/{secrets['planted']}), "
+        f"false positives {lookalikes['false_positives']}/{lookalikes['planted']}"
+    )
+    missed = {kind: t for kind, t in corpus["secret_kinds"].items() if t["caught"] < t["planted"]}
+    wrong = {kind: t for kind, t in corpus["lookalike_kinds"].items() if t["false_positives"]}
+    if markdown:
+        rows = ["", f"**{overall}**"]
+        if missed or wrong:
+            rows += ["", "| kind | planted | missed or redacted |", "|---|---|---|"]
+            rows += [
+                f"| {k} (secret) | {t['planted']} | {t['planted'] - t['caught']} |" for k, t in missed.items()
+            ]
+            rows += [
+                f"| {k} (look-alike) | {t['planted']} | {t['false_positives']} |" for k, t in wrong.items()
+            ]
+        return rows
+    rows = ["", overall]
+    rows += [
+        f"  {kind:<28} recall {t['recall']:.1%} ({t['caught']}/{t['planted']})" for kind, t in missed.items()
+    ]
+    rows += [
+        f"  {kind:<28} false positives {t['false_positives']}/{t['planted']} (look-alike)"
+        for kind, t in wrong.items()
+    ]
+    return rows

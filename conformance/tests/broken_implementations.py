@@ -731,6 +731,12 @@ def _aws_context_too_short(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_query, "_redacted", type(_query._redacted)())  # nothing redacted before counts
 
 
+def _redactor_missing_jwt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A redactor with every rule but one: JSON Web Tokens go through (a 97 % redactor)."""
+    monkeypatch.setattr(_redact, "_RULES", tuple(rule for rule in _redact._RULES if rule.name != "jwt"))
+    monkeypatch.setattr(_query, "_redacted", type(_query._redacted)())  # nothing redacted before counts
+
+
 def _index_unavailable_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def __init__(self: Any, reason: str, detail: str) -> None:
@@ -1305,6 +1311,13 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-022"),
         _aws_context_too_short,
+    ),
+    Broken(
+        "redactor-missing-one-corpus-kind",
+        "the redactor has no rule for JSON Web Tokens, one kind of the secrets corpus",
+        ("redaction",),
+        _ids("JM-REDACT-024"),
+        _redactor_missing_jwt,
     ),
     Broken(
         "forget-lost-on-rebuild",

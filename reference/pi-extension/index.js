@@ -2,19 +2,22 @@
 // The Pi extension of the journal-index memory. It registers exactly what manifest.json declares
 // and forwards every tool call, command and event to a `pimem serve` child process, which does all
 // the work (spec/protocol.md). It adds nothing to the model's context: no prompt snippet, no
-// guidelines, no messages, no entries, and it changes no tool, model or provider.
+// guidelines, no messages, no entries, and it changes no tool, model or provider. It imports
+// nothing from Pi (only types, in comments), so it loads on Pi 0.73.1 and on Pi 1.x alike.
 
 import { readFileSync } from "node:fs";
 import { LaunchError, ServerConnection, ServerExitError } from "./lib/connection.js";
+import { installedRuntime, installRuntime, onPath, RuntimeUnavailable } from "./lib/runtime.js";
 import {
+  agentDirFrom,
   captureSession,
+  configuredCommand,
   currentClock,
   flatSessionDirs,
   installHint,
+  memoryEnabled,
   openWorkspace,
-  pimemCommand,
   readUserSettings,
-  serverArgv,
 } from "./lib/workspace.js";
 import { canOpenBrowser, Viewer, viewerArgv } from "./lib/viewer.js";
 
@@ -47,7 +50,21 @@ const INSTANCE = "pi";
 /** The first start plus three restarts of a server that died. */
 const MAX_LAUNCHES = 4;
 const STOPPED_WITH_SESSION = "the memory server was stopped with the Pi session";
+/**
+ * What the model reads when the server cannot run: one short line, never a machine path (the
+ * user gets the details, once, as a notification). The tool stays registered rather than being
+ * withdrawn: in Pi 1.x pi.setActiveTools appends a system message the model sees (and a cache
+ * miss) every time the tool set changes, which costs more than this line.
+ */
+export const UNAVAILABLE = "memory_context is unavailable: its server cannot run here (the user has been told why).";
+export const SETTING_UP =
+  "memory_context is being set up (a one-time install in the background); try again in a minute.";
 
+/** A tool error the server answered: its message is meant for the model. */
+class ToolAnswer extends Error {}
+
+/** @type {Map<string, Promise<string[]>>} installs under way, per agent dir, across runtimes */
+const installs = new Map();
 /** Talks to one `pimem serve` for one Pi runtime (Pi runs the factory again for every session). */
 class MemoryClient {
   /** @param {NodeJS.ProcessEnv} env */
@@ -139,14 +156,15 @@ class MemoryClient {
     if (this.launches >= MAX_LAUNCHES) {
       throw this.giveUp(`pimem serve stopped ${this.launches} times (${this.lastExit}); memory is off until Pi restarts.`);
     }
-    this.launches += 1;
     // Every caller of ready() has observed a Pi context first.
     const session = /** @type {import("./lib/workspace.js").PiSession} */ (this.session);
     const settings = await readUserSettings(session.agentDir);
+    const argv = [...(await this.serverCommand(session.agentDir, settings.memory)), "serve"];
+    this.launches += 1; // a runtime still being installed is no launch
     /** @type {ServerConnection} */
     let connection;
     try {
-      connection = await ServerConnection.launch(serverArgv(this.env, settings.memory), { cwd: session.cwd });
+      connection = await ServerConnection.launch(argv, { cwd: session.cwd });
     } catch (error) {
       if (error instanceof LaunchError) throw this.giveUp(`Memory is off: ${error.message}. ${installHint()}`);
       throw error;
@@ -178,6 +196,36 @@ class MemoryClient {
   }
 
   /**
+   * The server command: $PIMEM_COMMAND, else the memory.command setting, else `pimem` on PATH,
+   * else the runtime this extension installed; with none, the install starts in the background.
+   * @param {string} agentDir
+   * @param {import("./lib/workspace.js").MemorySettings} memory
+   * @returns {Promise<string[]>}
+   */
+  async serverCommand(agentDir, memory) {
+    const configured = configuredCommand(this.env, memory);
+    if (configured) return configured;
+    if (onPath("pimem", this.env)) return ["pimem"];
+    const installed = await installedRuntime(agentDir);
+    if (installed) return installed;
+    if (!installs.has(agentDir)) {
+      const notify = (/** @type {string} */ message, /** @type {NotifyLevel} */ level) => this.notify?.(message, level);
+      const install = installRuntime(agentDir, this.env, notify);
+      installs.set(agentDir, install);
+      install.then(
+        () => {
+          if (!this.shutDown) this.ready().catch(() => {}); // index in the background right away
+        },
+        (error) => {
+          installs.delete(agentDir);
+          this.giveUp(error instanceof Error ? error.message : String(error));
+        },
+      );
+    }
+    throw new RuntimeUnavailable(SETTING_UP, true);
+  }
+
+  /**
    * Turns memory off for this runtime and tells the user once.
    * @param {string} message
    */
@@ -197,11 +245,17 @@ class MemoryClient {
   async callTool(name, args, signal, ctx) {
     this.observe(ctx);
     try {
-      return await this.callToolOnce(name, args, signal);
+      try {
+        return await this.callToolOnce(name, args, signal);
+      } catch (error) {
+        // The tool only reads, so a call whose server died under it is safe to repeat once.
+        if (!(error instanceof ServerExitError)) throw error;
+        return await this.callToolOnce(name, args, signal);
+      }
     } catch (error) {
-      // The tool only reads, so a call whose server died under it is safe to repeat once.
-      if (!(error instanceof ServerExitError)) throw error;
-      return await this.callToolOnce(name, args, signal);
+      if (error instanceof ToolAnswer || signal?.aborted) throw error;
+      if (error instanceof RuntimeUnavailable && error.pending) throw new Error(SETTING_UP);
+      throw new Error(UNAVAILABLE);
     }
   }
 
@@ -215,7 +269,7 @@ class MemoryClient {
     await connection.request({ cmd: "clock", instance: INSTANCE, now: currentClock().now }, signal);
     const response = await connection.request({ cmd: "tool", instance: INSTANCE, name, arguments: args }, signal);
     const error = /** @type {{code: string, message: string} | undefined} */ (response.error);
-    if (error) throw new Error(`${error.code}: ${error.message}`);
+    if (error) throw new ToolAnswer(`${error.code}: ${error.message}`);
     return { content: response.content, details: response.details };
   }
 
@@ -256,7 +310,7 @@ class MemoryClient {
     const settings = await readUserSettings(session.agentDir);
     const open = hasUI && canOpenBrowser(this.env);
     const argv = viewerArgv(
-      pimemCommand(this.env, settings.memory),
+      await this.serverCommand(session.agentDir, settings.memory),
       session,
       flatSessionDirs(session, settings.sessionDir, this.env),
       open,
@@ -309,6 +363,8 @@ function eventData(name, event) {
  * @param {PiApi} pi
  */
 export default function memoryExtension(pi) {
+  // `"memory": {"enabled": false}` in the user's or the project's settings: nothing is registered.
+  if (!memoryEnabled(agentDirFrom(process.env), process.cwd())) return;
   const client = new MemoryClient(process.env);
   for (const tool of manifest.tools) {
     pi.registerTool({

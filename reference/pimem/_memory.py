@@ -154,7 +154,8 @@ class Memory:
             journals = self.journals(self.discover(), scope, session_id)
             self.catch_up(journals)
             paths = [journal.path for journal in journals]
-            sight = Sight(journals, paths, scope_of(self.index, paths), self.indexing(journals))
+            whole = scope == "global" and session_id is None
+            sight = Sight(journals, paths, scope_of(self.index, paths, whole), self.indexing(journals))
             self._sight = ((*key, self.catalog.version, self.index.reads), sight)
         return sight
 

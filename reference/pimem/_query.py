@@ -58,13 +58,17 @@ def _newest_first(rows: Iterable[EntryRow]) -> list[EntryRow]:
     return sorted(rows, key=lambda row: row.age, reverse=True)
 
 
-def scope_of(index: Index, paths: list[str]) -> Scope:
-    """The file ids of these journals, or None when they are every indexed journal."""
-    known = index.known()
-    ids = {known[path][0] for path in paths if path in known}
-    if len(ids) == len(known):
+def scope_of(index: Index, paths: list[str], whole: bool = False) -> Scope:
+    """The file ids of these journals, or None for `whole`: every journal, indexed now or later.
+
+    Only a whole scope (global, not narrowed) may be None. A project whose journals happen to be
+    every journal indexed so far is not: a journal of another project indexed in the background
+    after this is computed would otherwise be searched with it.
+    """
+    if whole:
         return None
-    return tuple(sorted(ids))
+    known = index.known()
+    return tuple(sorted(known[path][0] for path in paths if path in known))
 
 
 def _source(row: EntryRow) -> str:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from pimem._query import fts_all, fts_any, query_terms
+from pimem._query import fts_all, fts_any, query_terms, scope_of
 from pimem._store import Filters, IndexedJournal, Line, Store
 
 
@@ -48,3 +49,20 @@ def test_hostile_queries_run_as_literal_matches(query: str, tmp_path: Path) -> N
         ]
     assert store.candidates(fts_all(["absent"]), None, Filters(), 10) == []
     store.close()
+
+
+class _IndexedSoFar:
+    """The index's `known()` while only the project's own journal is indexed."""
+
+    def known(self) -> dict[str, tuple[int, int, int]]:
+        return {"/s/app.jsonl": (1, 100, 0)}
+
+
+def test_a_project_scope_stays_a_list_of_files_when_it_holds_every_journal_indexed_so_far() -> None:
+    # Found by the state machine: a project whose journals were every journal indexed so far got
+    # "every journal" as its scope, and a journal of another project that the background indexed
+    # next was searched with it.
+    index: Any = _IndexedSoFar()
+    assert scope_of(index, ["/s/app.jsonl"]) == (1,)
+    assert scope_of(index, ["/s/app.jsonl", "/s/not-yet-indexed.jsonl"]) == (1,)
+    assert scope_of(index, ["/s/app.jsonl"], whole=True) is None

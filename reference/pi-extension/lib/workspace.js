@@ -2,11 +2,10 @@
 // What the extension tells `pimem serve` about Pi: where journals live, the current session and
 // the user's settings. Everything is read from Pi's own configuration, never from tool arguments.
 
-import { existsSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 
 /**
  * The subset of Pi's ReadonlySessionManager the extension reads.
@@ -23,8 +22,6 @@ import { fileURLToPath } from "node:url";
  * @typedef {{allowGlobal: boolean, command: string[] | undefined}} MemorySettings
  */
 
-/** The server command when neither PIMEM_COMMAND nor the `memory.command` setting names one. */
-export const DEFAULT_COMMAND = ["pimem"];
 
 /**
  * Expands a leading "~" like Pi does for its directory settings.
@@ -92,22 +89,36 @@ function isStringList(value) {
 }
 
 /**
- * The server's argv: $PIMEM_COMMAND (one executable path), else the `memory.command` setting
- * (a path or an argv list), else `pimem` on PATH; `serve` is appended.
+ * The server command the user chose: $PIMEM_COMMAND (one executable path), else the
+ * `memory.command` setting (a path or an argv list); undefined when neither is set.
  * @param {NodeJS.ProcessEnv} env
  * @param {MemorySettings} memory
  */
-export function serverArgv(env, memory) {
-  return [...pimemCommand(env, memory), "serve"];
+export function configuredCommand(env, memory) {
+  return env.PIMEM_COMMAND ? [env.PIMEM_COMMAND] : memory.command;
 }
 
 /**
- * The pimem command: $PIMEM_COMMAND, else the `memory.command` setting, else `pimem` on PATH.
- * @param {NodeJS.ProcessEnv} env
- * @param {MemorySettings} memory
+ * @param {string} path
+ * @returns {unknown} the file's `memory.enabled`, or undefined
  */
-export function pimemCommand(env, memory) {
-  return env.PIMEM_COMMAND ? [env.PIMEM_COMMAND] : (memory.command ?? DEFAULT_COMMAND);
+function enabledIn(path) {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"))?.memory?.enabled;
+  } catch {
+    return undefined; // no file, or one Pi itself would reject
+  }
+}
+
+/**
+ * False when `"memory": {"enabled": false}` is in the user's `<agentDir>/settings.json` or in the
+ * project's `.pi/settings.json`. A project may turn the memory off (that only narrows what the
+ * model sees), never on; read synchronously, since Pi's extension factory decides what to register.
+ * @param {string} agentDir
+ * @param {string} cwd
+ */
+export function memoryEnabled(agentDir, cwd) {
+  return enabledIn(join(agentDir, "settings.json")) !== false && enabledIn(join(cwd, ".pi", "settings.json")) !== false;
 }
 
 /**
@@ -155,12 +166,7 @@ export function currentClock() {
   };
 }
 
-/**
- * The install hint shown when the command is missing. A checkout of this repository (the
- * extension installed from a local path) gets the exact command for it.
- */
+/** The hint shown to the user (never to the model) when the configured command cannot start. */
 export function installHint() {
-  const checkout = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-  const source = existsSync(join(checkout, "pyproject.toml")) ? JSON.stringify(checkout) : "<pi-memory-spec checkout>";
-  return `Install it with: pipx install ${source} (or set PIMEM_COMMAND to the pimem executable).`;
+  return "Fix PIMEM_COMMAND or the memory.command setting, or unset both: the extension then installs its own.";
 }

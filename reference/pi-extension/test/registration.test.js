@@ -3,15 +3,28 @@
 // against test/fake-server.js. Run with `node --test` (no packages needed).
 
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { spawnSync } from "node:child_process";
 import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import memoryExtension, { manifest } from "../index.js";
+import memoryExtension, { manifest, SETTING_UP, UNAVAILABLE } from "../index.js";
+import { NO_PYTHON } from "../lib/runtime.js";
 
 const FAKE_SERVER = fileURLToPath(new URL("./fake-server.js", import.meta.url));
+const FAKE_PYTHON = fileURLToPath(new URL("./fake-python.js", import.meta.url));
 chmodSync(FAKE_SERVER, 0o755);
+chmodSync(FAKE_PYTHON, 0o755);
 
 /** Events whose handlers could change what the model sees; the memory must not listen to them. */
 const FORBIDDEN_EVENTS = [
@@ -106,7 +119,8 @@ function load() {
   const commands = calls.filter((call) => call.method === "registerCommand");
   /** @type {Map<string, Function>} */
   const handlers = new Map(calls.filter((call) => call.method === "on").map((call) => [call.args[0], call.args[1]]));
-  shutdowns.push(/** @type {Function} */ (handlers.get("session_shutdown")));
+  const shutdown = handlers.get("session_shutdown");
+  if (shutdown) shutdowns.push(shutdown);
   return { calls, returned, tools, commands, handlers };
 }
 
@@ -278,19 +292,23 @@ test("a flat session dir is sent as a session dir", async () => {
   assert.deepEqual(open?.workspace.session_dirs, [flat]);
 });
 
-test("a missing command gives one notification with the install command, and Pi goes on", async () => {
+test("a missing command gives the user one notification, the model one short line without paths", async () => {
   process.env.PIMEM_COMMAND = join(workdir, "no-such-pimem");
   const { tools, handlers } = load();
   const { ctx, notifications } = fakeContext();
   assert.equal(/** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx), undefined);
   for (let call = 0; call < 3; call += 1) {
-    await assert.rejects(tools[0].execute("c", { action: "search" }, undefined, undefined, ctx), /pipx install/);
+    await assert.rejects(tools[0].execute("c", { action: "search" }, undefined, undefined, ctx), (error) => {
+      assert.equal(/** @type {Error} */ (error).message, UNAVAILABLE);
+      return true;
+    });
   }
+  assert.equal(UNAVAILABLE.includes("/"), false, "no machine path in what the model reads");
   assert.equal(/** @type {Function} */ (handlers.get("message_end"))({ message: { role: "user" } }, ctx), undefined);
   assert.equal(notifications.length, 1);
   assert.equal(notifications[0].level, "error");
   assert.match(notifications[0].message, /no-such-pimem/);
-  assert.match(notifications[0].message, /pipx install /);
+  assert.match(notifications[0].message, /PIMEM_COMMAND/);
 });
 
 test("a server that died is restarted for the next call", async () => {
@@ -332,11 +350,9 @@ test("a server that keeps dying is started at most four times, with one notifica
   }
   // Each call tries twice (a call whose server died is repeated once): two calls use up four launches.
   assert.equal(serverRequests().filter((record) => record.fake === "started").length, 4);
-  assert.match(failures[1], /pimem serve exited with code 3/);
-  assert.match(failures[2], /stopped 4 times/);
-  assert.equal(failures[3], failures[2]);
+  assert.deepEqual(failures, [UNAVAILABLE, UNAVAILABLE, UNAVAILABLE, UNAVAILABLE]);
   assert.equal(notifications.length, 1);
-  assert.equal(notifications[0].message, failures[2]);
+  assert.match(notifications[0].message, /stopped 4 times \(exited with code 3/);
 });
 
 test("a server that hangs in its handshake does not hold the tool call or outlive the session", async () => {
@@ -362,3 +378,178 @@ function isAlive(pid) {
     return false;
   }
 }
+
+test('"memory": {"enabled": false} in the user\'s settings or the project\'s turns the memory off', () => {
+  const off = JSON.stringify({ memory: { enabled: false } });
+  writeFileSync(join(workdir, "agent", "settings.json"), off);
+  assert.deepEqual(load().calls, []);
+  writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify({ memory: { enabled: true } }));
+  assert.equal(load().tools.length, 1, "enabled: true is the default");
+  const cwd = process.cwd();
+  try {
+    mkdirSync(join(workdir, "proj", ".pi"));
+    process.chdir(join(workdir, "proj"));
+    assert.equal(load().tools.length, 1, "a project without the key");
+    writeFileSync(join(workdir, "proj", ".pi", "settings.json"), off);
+    assert.deepEqual(load().calls, []);
+    writeFileSync(join(workdir, "proj", ".pi", "settings.json"), JSON.stringify({ memory: { enabled: true } }));
+    writeFileSync(join(workdir, "agent", "settings.json"), off);
+    assert.deepEqual(load().calls, [], "a project cannot turn on what the user turned off");
+  } finally {
+    process.chdir(cwd);
+  }
+});
+
+test("the extension imports nothing from Pi but types, so both package scopes load it", () => {
+  const files = ["index.js", ...readdirSync(new URL("../lib/", import.meta.url)).map((name) => `lib/${name}`)];
+  assert.ok(files.includes("lib/runtime.js"));
+  for (const file of files) {
+    const source = readFileSync(new URL(`../${file}`, import.meta.url), "utf8");
+    const imports = [...source.matchAll(/^import .* from "([^"]+)";$/gm)].map((match) => match[1]);
+    assert.ok(imports.length > 0, file);
+    for (const name of imports) assert.match(name, /^(node:|\.\/|\.\.\/|@mariozechner\/)/, `${file} imports ${name}`);
+  }
+});
+
+/**
+ * A PATH with node and, unless `python` is false, a fake python3; never a pimem.
+ * @param {boolean} python
+ */
+function freshMachinePath(python) {
+  const bin = join(workdir, python ? "bin" : "bin-no-python");
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(process.execPath, join(bin, "node"));
+  for (const tool of ["mv", "rm"]) {  // the installer's shell uses them, as on any machine
+    const found = ["/bin", "/usr/bin"].map((folder) => join(folder, tool)).find((path) => existsSync(path));
+    symlinkSync(/** @type {string} */ (found), join(bin, tool));
+  }
+  if (python) symlinkSync(FAKE_PYTHON, join(bin, "python3"));
+  delete process.env.PIMEM_COMMAND;
+  process.env.PATH = bin;
+  process.env.FAKE_PIMEM_SERVER = FAKE_SERVER;
+  process.env.FAKE_PYTHON_LOG = join(workdir, "python.log");
+}
+
+/** @returns {Array<Record<string, any>>} */
+function pythonCalls() {
+  try {
+    return readFileSync(join(workdir, "python.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Waits (bounded) for `count` notifications.
+ * @param {Array<{message: string}>} notifications
+ * @param {number} count
+ */
+async function untilNotified(notifications, count) {
+  for (let attempt = 0; attempt < 400 && notifications.length < count; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  assert.equal(notifications.length, count, JSON.stringify(notifications));
+}
+
+test("without pimem, the runtime is installed in the background once, with two notifications", async () => {
+  freshMachinePath(true);
+  process.env.FAKE_PIP_DELAY_MS = "400";
+  const { tools, handlers } = load();
+  const { ctx, notifications } = fakeContext();
+  assert.equal(/** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx), undefined);
+  await assert.rejects(tools[0].execute("c", { action: "search" }, undefined, undefined, ctx), (error) => {
+    assert.equal(/** @type {Error} */ (error).message, SETTING_UP);
+    return true;
+  });
+  await untilNotified(notifications, 2);
+  assert.match(notifications[0].message, /installing its Python side in the background/);
+  assert.match(notifications[1].message, /installed; memory_context works now/);
+  const result = await tools[0].execute("c", { action: "search", query: "x" }, undefined, undefined, ctx);
+  assert.equal(result.content[0].text, 'fake memory_context {"action":"search","query":"x"}');
+  const runtime = join(workdir, "agent", "memory-runtime");
+  assert.ok(existsSync(join(runtime, "installed.json")));
+  assert.equal(existsSync(join(workdir, "agent", "memory", "venv")), false, "not under the disposable index");
+  const pip = pythonCalls().filter((call) => call.args[1] === "pip");
+  assert.equal(pip.length, 1);
+  assert.match(pip[0].constraint, /python-constraints\.txt$/);
+  assert.equal(existsSync(pip[0].args.at(-1) + "/pyproject.toml"), true, "pip installs the shipped package");
+
+  // The next start (a new runtime) installs nothing and says nothing.
+  const next = load();
+  const again = fakeContext();
+  /** @type {Function} */ (next.handlers.get("session_start"))({ reason: "startup" }, again.ctx);
+  await next.tools[0].execute("c", { action: "search" }, undefined, undefined, again.ctx);
+  assert.deepEqual(again.notifications, []);
+  assert.equal(pythonCalls().filter((call) => call.args[1] === "pip").length, 1);
+});
+
+test("memory.command and PIMEM_COMMAND still win over the installed runtime", async () => {
+  freshMachinePath(true);
+  const first = load();
+  const { ctx, notifications } = fakeContext();
+  /** @type {Function} */ (first.handlers.get("session_start"))({ reason: "startup" }, ctx);
+  await untilNotified(notifications, 2);
+  // Once installed, the runtime's server starts by itself (the index is built in the background).
+  await untilLogged((records) => records.some((record) => record.fake === "started"));
+  writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify({ memory: { command: [process.execPath, FAKE_SERVER, "--from-settings"] } }));
+  await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  process.env.PIMEM_COMMAND = FAKE_SERVER;
+  await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
+  const starts = serverRequests().filter((record) => record.fake === "started").map((start) => start.argv);
+  assert.deepEqual(starts, [["serve"], ["--from-settings", "serve"], ["serve"]]);
+});
+
+test("without a Python >= 3.11, one notification says what to install, and the tool says one line", async () => {
+  freshMachinePath(false);
+  const { tools, handlers } = load();
+  const { ctx, notifications } = fakeContext();
+  /** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx);
+  await untilNotified(notifications, 1);
+  for (let call = 0; call < 3; call += 1) {
+    await assert.rejects(tools[0].execute("c", { action: "search" }, undefined, undefined, ctx), (error) => {
+      assert.equal(/** @type {Error} */ (error).message, UNAVAILABLE);
+      return true;
+    });
+  }
+  assert.deepEqual(notifications, [{ message: NO_PYTHON, level: "error" }]);
+  assert.match(NO_PYTHON, /python3-venv/);
+});
+
+test("a failed pip install is told once, with where its log is", async () => {
+  freshMachinePath(true);
+  process.env.FAKE_PIP_FAIL = "1";
+  const { tools, handlers } = load();
+  const { ctx, notifications } = fakeContext();
+  /** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx);
+  await untilNotified(notifications, 2);
+  await assert.rejects(tools[0].execute("c", { action: "search" }, undefined, undefined, ctx), /unavailable/);
+  assert.match(notifications[1].message, /installing its Python side failed .*No matching distribution.*install\.log/);
+  assert.equal(notifications.length, 2);
+});
+
+test("a Pi that quits mid-install (a pi -p run) leaves the install to finish by itself", async () => {
+  freshMachinePath(true);
+  process.env.FAKE_PIP_DELAY_MS = "1500";
+  const quitter = `
+    const { default: memoryExtension } = await import(${JSON.stringify(new URL("../index.js", import.meta.url).href)});
+    const handlers = new Map();
+    memoryExtension(new Proxy({}, { get: (_, method) => (...args) => { if (method === "on") handlers.set(args[0], args[1]); } }));
+    const dir = ${JSON.stringify(join(workdir, "agent", "sessions", "--proj--"))};
+    handlers.get("session_start")({ reason: "startup" }, {
+      cwd: ${JSON.stringify(join(workdir, "proj"))}, hasUI: false, ui: { notify() {} },
+      sessionManager: { getSessionFile: () => dir + "/s.jsonl", getSessionDir: () => dir, getCwd: () => "/" },
+    });
+    setTimeout(() => process.exit(0), 700);`;
+  const quit = spawnSync(process.execPath, ["--input-type=module", "-e", quitter], { env: process.env, timeout: 30000 });
+  assert.equal(quit.status, 0, String(quit.stderr));
+  const stamp = join(workdir, "agent", "memory-runtime", "installed.json");
+  assert.equal(existsSync(stamp), false, "Pi quit before pip was done");
+  for (let attempt = 0; attempt < 400 && !existsSync(stamp); attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  assert.ok(existsSync(stamp), "the detached install wrote its stamp");
+  assert.equal(existsSync(join(workdir, "agent", "memory-runtime", "install.lock")), false, "and gave the lock back");
+  const { tools } = load();
+  const result = await tools[0].execute("c", { action: "search", query: "y" }, undefined, undefined, fakeContext().ctx);
+  assert.equal(result.content[0].text, 'fake memory_context {"action":"search","query":"y"}');
+});

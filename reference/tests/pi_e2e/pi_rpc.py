@@ -22,11 +22,13 @@ WAIT_SECONDS = 90
 class PiProcess:
     """One Pi in RPC mode, in `cwd`, with the mock provider selected."""
 
-    def __init__(self, pi: Path, cwd: Path, env: dict[str, str], stderr_path: Path) -> None:
+    def __init__(
+        self, pi: Path, cwd: Path, env: dict[str, str], stderr_path: Path, extra: list[str] | None = None
+    ) -> None:
         self._stderr_path = stderr_path
         self._stderr = stderr_path.open("ab")
         self.process = subprocess.Popen(
-            [str(pi), "--mode", "rpc", "--provider", "mock", "--model", "mock-model"],
+            [str(pi), "--mode", "rpc", "--provider", "mock", "--model", "mock-model", *(extra or [])],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,

