@@ -57,7 +57,8 @@ class Adapter:
         self._schemas = schemas
         self._validate = validate
         self._seq = itertools.count(1)
-        self.implementation: Implementation | None = None
+        self.implementation: Implementation | None = None  # None: the next case starts it again
+        self.declared: Implementation | None = None  # what the last successful start declared
 
     def start(self) -> Implementation:
         response = self._exchange({"cmd": "start", "protocol": PROTOCOL_VERSION}, validate=False)
@@ -71,7 +72,7 @@ class Adapter:
         if problems:
             raise HandshakeFailed("invalid start response: " + "; ".join(problems))
         described = response["implementation"]
-        self.implementation = Implementation(
+        self.implementation = self.declared = Implementation(
             name=described["name"],
             version=described["version"],
             language=described["language"],
@@ -114,9 +115,15 @@ class Adapter:
             problems = self._schemas.errors(protocol_schema_id(str(cmd), "request"), message)
             if problems:
                 raise ValueError(f"the runner built an invalid {cmd} request: " + "; ".join(problems))
-        response = self.connector.request(message)
+        try:
+            response = self.connector.request(message)
+        except AdapterError as exc:
+            exc.request = message  # what the adapter was left holding
+            raise
         if response.get("seq") != seq:
-            raise FramingError(f"response to {cmd!r} carries seq {response.get('seq')!r}, expected {seq!r}")
+            raise FramingError(
+                f"response to {cmd!r} carries seq {response.get('seq')!r}, expected {seq!r}", request=message
+            )
         if response.get("errored") is True:
             if errored_ok:
                 return response
@@ -125,11 +132,14 @@ class Adapter:
             raise AdapterCrashed(
                 f"the adapter reported an error on {cmd!r}: {detail.get('message', context)!r}",
                 traceback=str(detail.get("traceback", "")),
+                request=message,
             )
         if validate:
             problems = self._schemas.errors(protocol_schema_id(str(cmd), "response"), response)
             if problems:
-                raise SchemaViolation(f"{cmd} response violates the protocol schema: " + "; ".join(problems))
+                raise SchemaViolation(
+                    f"{cmd} response violates the protocol schema: " + "; ".join(problems), request=message
+                )
         return response
 
     def stop(self) -> None:

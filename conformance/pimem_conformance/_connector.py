@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import io
 import json
 import queue
 import shlex
 import subprocess
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -54,18 +56,28 @@ class AdapterError(Exception):
 
     kind: ClassVar[AdapterErrorKind]
 
-    def __init__(self, message: str, *, stderr: str = "", traceback: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        stderr: str = "",
+        traceback: str = "",
+        request: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.stderr = stderr
         self.traceback = traceback
+        self.request = request  # the request left without an answer, once the adapter layer knows it
 
-    def as_context(self) -> dict[str, str]:
-        context = {"kind": self.kind, "message": self.message}
+    def as_context(self) -> dict[str, Any]:
+        context: dict[str, Any] = {"kind": self.kind, "message": self.message}
         if self.traceback:
             context["traceback"] = self.traceback
         if self.stderr:
             context["stderr"] = self.stderr
+        if self.request is not None:
+            context["request"] = self.request
         return context
 
 
@@ -135,23 +147,56 @@ def _decode_response(text: str) -> dict[str, Any]:
     return response
 
 
+class _StderrTail(io.TextIOBase):
+    """Stands in for sys.stderr while an in-process implementation runs, keeping its last lines,
+    so that it is as quiet as a subprocess adapter whose stderr the runner reads."""
+
+    def __init__(self) -> None:
+        self._lines: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
+        self._partial = ""
+        self._lock = threading.Lock()  # the implementation's background threads write too
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            *complete, self._partial = (self._partial + text).split("\n")
+            self._lines.extend(line + "\n" for line in complete)
+        return len(text)
+
+    def text(self) -> str:
+        with self._lock:
+            return "".join(self._lines) + self._partial
+
+
 class InProcessConnector:
-    """Drives a Python object with `handle(dict) -> dict`, created by `factory` on first use."""
+    """Drives a Python object with `handle(dict) -> dict`, created by `factory` on first use.
+
+    While it lives, sys.stderr is a tail buffer: what the implementation prints is shown only
+    when it breaks (as the stderr of an AdapterError), not in the middle of a passing run."""
 
     def __init__(self, factory: Callable[[], ProtocolHandler]) -> None:
         self._factory = factory
         self._handler: ProtocolHandler | None = None
+        self._stderr: _StderrTail | None = None
+        self._real_stderr: Any = None
+
+    def stderr_tail(self) -> str:
+        return self._stderr.text() if self._stderr is not None else ""
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         if self._handler is None:
+            self._real_stderr, self._stderr = sys.stderr, _StderrTail()
+            sys.stderr = self._stderr
             self._handler = self._factory()
         try:
             response = self._handler.handle(json.loads(_encode(message)))
         except Exception as exc:
             # An exception escaping `handle` is the in-process form of a crashed adapter.
-            self._handler = None
+            stderr = self.stderr_tail()
+            self.close()
             raise AdapterCrashed(
-                f"handle() raised {type(exc).__name__}: {exc}", traceback=traceback.format_exc()
+                f"handle() raised {type(exc).__name__}: {exc}",
+                traceback=traceback.format_exc(),
+                stderr=stderr,
             ) from None
         try:
             text = json.dumps(response, ensure_ascii=False, allow_nan=False)
@@ -161,6 +206,8 @@ class InProcessConnector:
 
     def close(self) -> None:
         self._handler = None
+        if self._stderr is not None:
+            sys.stderr, self._stderr = self._real_stderr, None
 
 
 class SubprocessConnector:

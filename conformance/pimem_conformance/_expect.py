@@ -276,7 +276,14 @@ def _check_ids(expect: dict[str, Any], response: dict[str, Any]) -> list[Mismatc
         ]
     mismatches = []
     if "ids" in expect and sorted(set(ids)) != sorted(set(expect["ids"])):
-        mismatches.append(Mismatch("ids", sorted(set(expect["ids"])), ids, "result ids differ"))
+        missing = sorted(set(expect["ids"]) - set(ids))
+        extra = sorted(set(ids) - set(expect["ids"]))
+        said = [
+            f"missing {', '.join(missing)}" if missing else "",
+            f"unexpected {', '.join(extra)}" if extra else "",
+        ]
+        message = f"result ids differ: {'; '.join(part for part in said if part)}"
+        mismatches.append(Mismatch("ids", sorted(set(expect["ids"])), ids, message))
     missing = [entry for entry in expect.get("includes_ids", []) if entry not in ids]
     if missing:
         mismatches.append(Mismatch("includes_ids", expect["includes_ids"], ids, f"missing ids {missing}"))

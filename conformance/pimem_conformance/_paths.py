@@ -13,6 +13,7 @@ from pathlib import Path
 __all__ = [
     "SHARED_JOURNALS_1X_ENV",
     "SHARED_JOURNALS_ENV",
+    "examples_dir",
     "fixtures_dir",
     "repo_root",
     "shared_journals_1x_dir",
@@ -51,6 +52,11 @@ def spec_dir() -> Path:
 def fixtures_dir() -> Path:
     """The `fixtures/` folder: generated journals, scenarios and the manifest."""
     return _data_root() / "fixtures"
+
+
+def examples_dir() -> Path:
+    """The example adapters (`init-adapter` prints them): `conformance/examples/` in a checkout."""
+    return _BUNDLED_DATA / "examples" if _BUNDLED_DATA.is_dir() else _PACKAGE_DIR.parent / "examples"
 
 
 def _shared(env: str, folder: str) -> Path | None:

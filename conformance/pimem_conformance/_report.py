@@ -22,6 +22,7 @@ from pimem_conformance._schemas import SCHEMA_ID_PREFIX, SchemaSet
 
 __all__ = [
     "REPORT_SCHEMA_ID",
+    "XPASS_MESSAGE",
     "RunSettings",
     "case_line",
     "read_report",
@@ -65,7 +66,7 @@ class RunSettings:
 
 
 def header_line(settings: RunSettings, run: RunResult, started: str) -> dict[str, Any]:
-    implementation = run.implementation
+    implementation = run.handshake
     return {
         "type": "header",
         "suite": {"name": "pimem-conformance", "version": __version__},
@@ -212,10 +213,12 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
     cases = [line for line in lines if line.get("type") == "case"]
     by_requirement: dict[str, Counter[str]] = defaultdict(Counter)
     by_profile: dict[str, Counter[str]] = defaultdict(Counter)
+    by_area: dict[str, Counter[str]] = defaultdict(Counter)
     for case in cases:
         for requirement in case["requirements"]:
             by_requirement[requirement][case["outcome"]] += 1
         by_profile[case["profile"]][case["outcome"]] += 1
+        by_area[case["area"]][case["outcome"]] += 1
     totals = Counter(case["outcome"] for case in cases)
 
     def rollup(counts: Counter[str]) -> dict[str, Any]:
@@ -227,6 +230,7 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
         "totals": {outcome: totals.get(outcome, 0) for outcome in OUTCOMES},
         "requirements": {req: rollup(by_requirement[req]) for req in sorted(by_requirement)},
         "profiles": {profile: rollup(by_profile[profile]) for profile in sorted(by_profile)},
+        "areas": {area: rollup(by_area[area]) for area in sorted(by_area)},
         "adapter_errors": dict(
             sorted(
                 Counter(case["error"]["kind"] for case in cases if "kind" in case.get("error", {})).items()
@@ -259,12 +263,22 @@ def _status(counts: Counter[str]) -> str:
     return "not_applicable"
 
 
+XPASS_MESSAGE = "now passes: remove it from the baseline (--prune-baseline does)"
+
+
 def _first_message(case: dict[str, Any]) -> str:
+    if case["outcome"] == "xpass":
+        return XPASS_MESSAGE
     if "error" in case:
         return str(case["error"]["message"])
-    for failure in case.get("actual", []):
-        for mismatch in failure["mismatches"]:
-            return f"step {failure['step']}: {mismatch['message']}"
+    mismatches = [
+        f"step {failure['step']} (0-based): {mismatch['message']}"
+        for failure in case.get("actual", [])
+        for mismatch in failure["mismatches"]
+    ]
+    if mismatches:
+        more = len(mismatches) - 1
+        return mismatches[0] + (f" (+{more} more mismatch(es); -v shows all)" if more else "")
     return str(case.get("reason", ""))
 
 
@@ -288,6 +302,16 @@ def render_summary(summary: dict[str, Any], fmt: str) -> str:
             f"{r['not_applicable']} |"
             for name, r in summary["profiles"].items()
         ]
+        rows += [
+            "",
+            "| area | status | pass | fail | error | xfail | not applicable |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        rows += [
+            f"| {name} | {r['status']} | {r['pass']} | {r['fail']} | {r['error']} | {r['xfail']} | "
+            f"{r['not_applicable']} |"
+            for name, r in summary.get("areas", {}).items()
+        ]
         rows += ["", "| requirement | status | pass | fail | error |", "|---|---|---|---|---|"]
         rows += [
             f"| {name} | {r['status']} | {r['pass']} | {r['fail']} | {r['error']} |"
@@ -305,6 +329,13 @@ def render_summary(summary: dict[str, Any], fmt: str) -> str:
     rows += [
         f"  {name:<12} {r['status']:<15} pass {r['pass']:>4}  fail {r['fail']:>4}  error {r['error']:>4}"
         for name, r in summary["profiles"].items()
+    ]
+    areas = summary.get("areas", {})
+    width = max([12, *map(len, areas)])
+    rows += ["", "areas:"]
+    rows += [
+        f"  {name:<{width}} {r['status']:<15} pass {r['pass']:>4}  fail {r['fail']:>4}  error {r['error']:>4}"
+        for name, r in areas.items()
     ]
     failing = {
         name: r

@@ -94,8 +94,9 @@ class CaseResult:
 
 @dataclass
 class RunResult:
-    implementation: Implementation | None
+    implementation: Implementation | None  # None: the next case starts a fresh adapter
     results: list[CaseResult] = field(default_factory=list)
+    handshake: Implementation | None = None  # what the adapter declared the last time it started
     stopped_early: bool = False
     stale_baseline_ids: list[str] = field(default_factory=list)
 
@@ -202,6 +203,7 @@ def run_cases(
         run.stale_baseline_ids = sorted(
             entry for entry in baseline.reasons if entry.split(":", 1)[0] not in known
         )
+    run.handshake = adapter.declared
     adapter.stop()
     return run
 

@@ -16,12 +16,12 @@ from typing import Any
 from pimem_conformance._cases import CaseError
 from pimem_conformance._jsjson import dumps_like_js
 from pimem_conformance._paths import fixtures_dir
+from pimem_conformance.journals import encoded_cwd
 
 __all__ = [
     "CREATING_OPS",
     "REPEAT_KEY",
     "Workspace",
-    "encoded_cwd_dir",
     "epoch_ns",
     "expand_repeats",
     "scratch_dir",
@@ -62,11 +62,6 @@ def epoch_ns(timestamp: str) -> int:
     if moment.tzinfo is None:
         raise CaseError(f"timestamp {timestamp!r} needs a zone, e.g. 2026-11-29T12:00:00Z")
     return int(moment.timestamp() * 1_000_000) * 1000
-
-
-def encoded_cwd_dir(cwd: str) -> str:
-    """Pi's session folder name for a cwd: `/home/u/app` -> `--home-u-app--`."""
-    return "--" + cwd.lstrip("/\\").replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
 
 
 def expand_repeats(value: Any) -> Any:
@@ -123,7 +118,7 @@ class Workspace:
         """The current session's journal; None when `setup.session` is null (Pi's --no-session)."""
         if "session" not in self.setup:
             # Pi names its session file before creating it lazily: name one that does not exist.
-            return self.agent_dir / "sessions" / encoded_cwd_dir(self.setup["cwd"]) / "current.jsonl"
+            return self.agent_dir / "sessions" / encoded_cwd(self.setup["cwd"]) / "current.jsonl"
         session = self.setup["session"]
         return None if session is None else self.path(session)
 

@@ -18,7 +18,6 @@ reference. `--pimem-baseline FILE` turns listed failures (whole cases, or single
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ import pytest
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._cases import Case, load_cases
 from pimem_conformance._connector import connector_for
-from pimem_conformance._driver import CaseRun
+from pimem_conformance._console import describe_failure
 from pimem_conformance._runner import Baseline, judge_case
 from pimem_conformance._schemas import load_schemas
 
@@ -50,31 +49,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _is_suite_checkout(path: Path) -> bool:
+    return (path / "conformance" / "pimem_conformance").is_dir() and (path / "spec" / "cases").is_dir()
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A checkout of this suite beside the user's tests (`pip install ./pi-memory-spec` from the
+    folder above it) is not collected: the user's file is what runs. Inside the checkout, as its
+    own tests run, nothing is ignored."""
+    if collection_path.is_dir() and _is_suite_checkout(collection_path):
+        inside = config.rootpath == collection_path or collection_path in config.rootpath.parents
+        return None if inside else True
+    return None
+
+
 def case_params() -> list[Any]:
     """Every case as a `pytest.param` whose id is the case id."""
     return [pytest.param(case, id=case.id) for case in load_cases()]
-
-
-def describe_failure(case: Case, run: CaseRun) -> str:
-    """Expected against actual for every failing step, readable in a pytest report."""
-    if run.error is not None:
-        parts = [f"adapter error: {run.error.message}"]
-        if run.error.stderr:
-            parts.append(f"adapter stderr (tail):\n{run.error.stderr}")
-        if run.error.traceback:
-            parts.append(run.error.traceback)
-        return "\n".join(parts)
-    if run.broken_case is not None:
-        return run.broken_case
-    lines = [f"{case.id} ({', '.join(case.requirements)}): {case.description}"]
-    for failure in run.failures:
-        lines.append(f"step {failure.step}: {json.dumps(failure.request, ensure_ascii=False)}")
-        for mismatch in failure.mismatches:
-            details = mismatch.as_json()
-            lines.append(f"  {details['message']}")
-            lines.append(f"    expected: {json.dumps(details['expected'], ensure_ascii=False)}")
-            lines.append(f"    actual:   {json.dumps(details['actual'], ensure_ascii=False)[:2000]}")
-    return "\n".join(lines)
 
 
 @pytest.fixture(scope="session")
@@ -104,10 +95,7 @@ def check_case(adapter: Adapter, case: Case, baseline: Baseline | None = None) -
     if result.outcome == "xfail":
         pytest.xfail(result.reason)
     if result.outcome == "xpass":
-        pytest.fail(
-            f"xpass: {case.id} passes but the baseline lists it ({result.reason}); the baseline is stale",
-            pytrace=False,
-        )
+        pytest.fail(f"xpass: {case.id} now passes: remove it from the baseline", pytrace=False)
     if result.outcome != "pass":
         assert result.run is not None
         pytest.fail(describe_failure(case, result.run), pytrace=False)

@@ -40,7 +40,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._jsjson import dumps_like_js
 from pimem_conformance._model import SECRET_PREFIX, EntryModel, JournalModel, MemoryModel
-from pimem_conformance._workspace import Workspace, encoded_cwd_dir, scratch_dir
+from pimem_conformance._workspace import Workspace, scratch_dir
+from pimem_conformance.journals import encoded_cwd, header_line
 
 __all__ = ["MemoryMachine", "machine_settings"]
 
@@ -124,12 +125,9 @@ class MemoryMachine(RuleBasedStateMachine):
             }
         )
 
-    def _header(self, session_id: str, cwd: str) -> dict[str, Any]:
-        return {"type": "session", "version": 3, "id": session_id, "timestamp": _iso(START), "cwd": cwd}
-
     def _new_key(self, cwd: str, flat: bool) -> tuple[str, str]:
         session_id = f"0193a4b2-{next(self.counter):04d}-7c3d-8e5f-000000000000"
-        folder = "flat" if flat else f"agent/sessions/{encoded_cwd_dir(cwd)}"
+        folder = "flat" if flat else f"agent/sessions/{encoded_cwd(cwd)}"
         return f"{folder}/{session_id}.jsonl", session_id
 
     def _parent(self, journal: JournalModel) -> str | None:
@@ -215,7 +213,7 @@ class MemoryMachine(RuleBasedStateMachine):
 
     def _create(self, key: str, session_id: str, cwd: str, entries: list[EntryModel]) -> JournalModel:
         journal = JournalModel(key=key, cwd=cwd, session_id=session_id)
-        lines: list[Any] = [self._header(session_id, cwd)]
+        lines: list[Any] = [header_line(session_id, cwd, _iso(START))]
         for entry in entries:
             lines.append(self._line(entry, self._parent(journal)))
             journal.lines.append(entry)

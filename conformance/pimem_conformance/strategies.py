@@ -35,6 +35,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from pimem_conformance.journals import header_line
+
 __all__ = [
     "BLOCK_TYPES",
     "ENTRY_TYPES",
@@ -115,14 +117,9 @@ def _usage() -> st.SearchStrategy[Line]:
 def headers() -> st.SearchStrategy[Line]:
     cwd = st.lists(_words.filter(lambda w: "/" not in w and w.strip(". ")), min_size=0, max_size=4)
     return st.builds(
-        lambda session_id, stamp, parts, parent: {
-            "type": "session",
-            "version": 3,
-            "id": session_id,
-            "timestamp": stamp,
-            "cwd": "/" + "/".join(parts),
-            **({"parentSession": parent} if parent else {}),
-        },
+        lambda session_id, stamp, parts, parent: header_line(
+            session_id, "/" + "/".join(parts), stamp, parent_session=parent or None
+        ),
         _session_ids(),
         timestamps(),
         cwd,

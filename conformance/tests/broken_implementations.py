@@ -430,6 +430,11 @@ def _first_context_edit_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _store.Store, "context_edits", make)
 
 
+def _context_edit_marks_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mark is taken from the index without looking at the line it comes from."""
+    monkeypatch.setattr(_query, "_still_there", lambda path, edit: True)
+
+
 class _Everywhere:
     def __contains__(self, _offset: object) -> bool:
         return True
@@ -1042,6 +1047,13 @@ BROKEN: tuple[Broken, ...] = (
         ("read-context-edit",),
         _ids("JM-READ-070"),
         _first_context_edit_wins,
+    ),
+    Broken(
+        "context-edit-marks-unchecked",
+        "a contextEdit comes from the index, whatever line its pointer now lands on",
+        ("read-context-edit",),
+        _ids("JM-READ-072"),
+        _context_edit_marks_unchecked,
     ),
     Broken(
         "context-edits-branch-blind",

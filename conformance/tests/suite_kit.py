@@ -7,16 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pimem_conformance._paths import spec_dir
+from pimem_conformance import spec_dir
+from pimem_conformance.journals import header_line
 
 FAUX = Path(__file__).with_name("fauxmplementation.py")
-HEADER = {
-    "type": "session",
-    "version": 3,
-    "id": "s1",
-    "timestamp": "2026-11-20T09:00:00.000Z",
-    "cwd": "/home/u/app",
-}
+HEADER = header_line("s1", "/home/u/app", "2026-11-20T09:00:00.000Z")
 JOURNAL_KEY = "agent/sessions/--home-u-app--/s1.jsonl"
 
 

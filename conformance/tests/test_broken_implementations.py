@@ -11,11 +11,7 @@ from collections.abc import Callable
 import pytest
 from broken_implementations import BROKEN, Broken
 from pimem._serve import ProtocolServer
-from pimem_conformance._adapter import Adapter
-from pimem_conformance._cases import Case, load_cases
-from pimem_conformance._connector import InProcessConnector
-from pimem_conformance._runner import run_cases
-from pimem_conformance._schemas import load_schemas
+from pimem_conformance import Adapter, Case, InProcessConnector, load_cases, load_schemas, run_cases
 
 Outcomes = dict[str, str]  # case id -> outcome
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from pimem_conformance._cases import Case
+from pimem_conformance import Case
 from pimem_conformance.pytest_plugin import case_params
 
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 from pimem._serve import manifest
-from pimem_conformance._conformity import (
+from pimem_conformance import (
     TOOL_PARAMETERS_SCHEMA_ID,
+    load_schemas,
     manifest_mismatches,
     parameter_differences,
 )
-from pimem_conformance._schemas import load_schemas
 from suite_kit import search_case
 from test_runner import outcomes, run
 

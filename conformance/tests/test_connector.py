@@ -7,9 +7,14 @@ from typing import Any
 
 import pytest
 from fauxmplementation import FakeServer
-from pimem_conformance._adapter import Adapter
-from pimem_conformance._connector import AdapterError, Connector, InProcessConnector, SubprocessConnector
-from pimem_conformance._schemas import load_schemas
+from pimem_conformance import (
+    Adapter,
+    AdapterError,
+    Connector,
+    InProcessConnector,
+    SubprocessConnector,
+    load_schemas,
+)
 from suite_kit import FAUX
 
 

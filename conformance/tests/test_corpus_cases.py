@@ -6,11 +6,7 @@ from pathlib import Path
 
 import pytest
 from broken_implementations import BROKEN
-from pimem_conformance import secrets_corpus
-from pimem_conformance._cases import load_cases
-from pimem_conformance._cli import main
-from pimem_conformance._corpus_cases import corpus_cases, corpus_tally
-from pimem_conformance._paths import spec_dir
+from pimem_conformance import corpus_cases, corpus_tally, load_cases, main, secrets_corpus, spec_dir
 from suite_kit import make_spec, read_lines, search_case
 
 

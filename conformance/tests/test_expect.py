@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pimem_conformance._expect import MISSING, check_expectation, resolve_path, result_ids
-from pimem_conformance._schemas import load_schemas
+from pimem_conformance import MISSING, check_expectation, load_schemas, resolve_path, result_ids
 
 SEARCH: dict[str, Any] = {
     "content": [{"type": "text", "text": "two results\nsecond line"}],

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from pimem_conformance._paths import fixtures_dir, shared_journals_dir, spec_dir
+from pimem_conformance import fixtures_dir, shared_journals_dir, spec_dir
 
 SCHEMAS = spec_dir() / "schemas"
 EXAMPLES = SCHEMAS / "examples"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from pimem_conformance._jsjson import dumps_like_js, js_number
+from pimem_conformance import dumps_like_js, js_number
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pimem_conformance._cli import main
-from pimem_conformance._lint import lint_spec
-from pimem_conformance._paths import spec_dir
+from pimem_conformance import lint_spec, main, spec_dir
 from suite_kit import make_spec, search_case
 
 DOC = """# Search

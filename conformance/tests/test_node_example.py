@@ -6,9 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pimem_conformance._cli import main
-from pimem_conformance._report import REPORT_SCHEMA_ID
-from pimem_conformance._schemas import load_schemas
+from pimem_conformance import REPORT_SCHEMA_ID, load_schemas, main
 from suite_kit import read_lines
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "minimal-adapter.mjs"

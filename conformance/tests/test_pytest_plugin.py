@@ -6,11 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from fauxmplementation import FakeServer
-from pimem_conformance._adapter import Adapter
-from pimem_conformance._cases import Case, load_cases
-from pimem_conformance._connector import InProcessConnector
-from pimem_conformance._runner import Baseline
-from pimem_conformance._schemas import load_schemas
+from pimem_conformance import Adapter, Baseline, Case, InProcessConnector, load_cases, load_schemas
 from pimem_conformance.pytest_plugin import check_case
 from suite_kit import make_spec, search_case
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pimem_conformance._cli import main
+from pimem_conformance import main
 from suite_kit import read_lines
 
 
@@ -40,7 +40,7 @@ def test_cov_reports_the_reference_branch_coverage(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "pimem_conformance._cli",
+            "pimem_conformance",
             "run",
             "--impl",
             "reference",

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 from broken_implementations import BROKEN
-from pimem_conformance._cli import main
-from pimem_conformance._report_html import page_data
+from pimem_conformance import main, page_data
 from suite_kit import faux_command, make_spec, read_lines, search_case
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,11 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pimem_conformance._cases import load_cases
-from pimem_conformance._cli import main
-from pimem_conformance._releases import freeze_release
-from pimem_conformance._report import REPORT_SCHEMA_ID
-from pimem_conformance._schemas import load_schemas
+from pimem_conformance import REPORT_SCHEMA_ID, freeze_release, load_cases, load_schemas, main
 from suite_kit import faux_command, make_spec, read_lines, search_case
 
 PASSING = search_case("finds-both", "alpha beta", ["alpha", "beta"])

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from hypothesis.stateful import run_state_machine_as_test
-from pimem_conformance._adapter import Adapter
-from pimem_conformance._model import project_root, redacted_text
+from pimem_conformance import Adapter, project_root, redacted_text
 from pimem_conformance.statemachine import MemoryMachine, machine_settings
 
 

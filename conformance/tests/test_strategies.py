@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from jsonschema import Draft202012Validator
-from pimem_conformance._jsjson import dumps_like_js
-from pimem_conformance._paths import spec_dir
+from pimem_conformance import dumps_like_js, spec_dir
 from pimem_conformance.strategies import (
     BLOCK_TYPES,
     ENTRY_TYPES,

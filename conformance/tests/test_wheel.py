@@ -9,6 +9,8 @@ sight: the data must come from `pimem_conformance/_data`.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,9 +18,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from pimem_conformance._paths import repo_root
-from pimem_conformance._report import REPORT_SCHEMA_ID
-from pimem_conformance._schemas import load_schemas
+from pimem_conformance import REPORT_SCHEMA_ID, load_schemas, repo_root
 
 ROOT = repo_root()
 NODE = shutil.which("node")
@@ -64,7 +64,7 @@ def test_the_wheel_ships_cases_schemas_and_fixtures(installed: Path, tmp_path: P
         [
             str(installed / "python"),
             "-c",
-            "import pimem_conformance._paths as p, pimem; print(p.spec_dir()); print(pimem.__file__)",
+            "import pimem_conformance as p, pimem; print(p.spec_dir()); print(pimem.__file__)",
         ],
         tmp_path,
     )
@@ -102,3 +102,103 @@ def test_the_installed_suite_judges_the_node_example(installed: Path, tmp_path: 
         tmp_path,
     )
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+# -- the README, run as written -----------------------------------------------------------------
+
+
+def _section(title: str) -> str:
+    assert ROOT is not None
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else None]
+
+
+def _blocks(section: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", section, re.DOTALL)
+
+
+def _commands(block: str) -> list[str]:
+    """The block's command lines, continuation lines joined (bash itself skips the comments)."""
+    joined = block.replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def _reader_env(home: Path, installed: Path) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PI_", "PIMEM_")) and key not in ("XDG_CACHE_HOME", "NO_COLOR", "VIRTUAL_ENV")
+    }
+    return {**env, "HOME": str(home), "PATH": f"{installed}{os.pathsep}{env['PATH']}", "TZ": "UTC"}
+
+
+def _bash(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_the_readme_pimem_section_runs_as_written(installed: Path, tmp_path: Path) -> None:
+    assert ROOT is not None
+    home, work = tmp_path / "home", tmp_path / "work"
+    shutil.copytree(
+        ROOT / "fixtures" / "journals" / "agent" / "sessions", home / ".pi" / "agent" / "sessions"
+    )
+    work.mkdir()
+    env = _reader_env(home, installed)
+    blocks = _blocks(_section("The reference implementation: `pimem`"), "bash")
+    assert len(blocks) == 2
+    for line in _commands(blocks[0]) + _commands(blocks[1]):
+        done = _bash(line, work, env)
+        seen = done.stdout + done.stderr
+        assert done.returncode in (0, 1), f"{line}\n{seen}"  # found or not; never usage (2) or broken (3)
+        assert "Traceback" not in seen, f"{line}\n{seen}"
+        if line.startswith(("pimem doctor", "pimem status", "pimem index", "pimem rebuild")):
+            assert done.returncode == 0, f"{line}\n{seen}"
+        if line.startswith("pimem doctor"):
+            count = len(list((home / ".pi" / "agent" / "sessions").glob("*/*.jsonl")))
+            assert f"{home / '.pi' / 'agent' / 'sessions'}: {count} journal(s)" in done.stdout
+        if "/path/to/agent" in line:  # the placeholder folders hold nothing: said so, nothing made
+            assert "no Pi journals found" in done.stderr and not Path("/path/to/agent").exists()
+
+
+def test_the_readme_test_your_own_implementation_runs_as_written(installed: Path, tmp_path: Path) -> None:
+    if NODE is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("node is missing on CI: the README's Node adapter cannot run")
+        pytest.skip("node is not installed; the README's Node adapter cannot run")
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    # `pip install pytest`: the test's own pytest, importable through the wheel venv's .pth
+    shim = installed / "pytest"
+    shim.write_text(f"#!{installed / 'python'}\nimport sys, pytest\nsys.exit(pytest.console_main())\n")
+    shim.chmod(0o755)
+    env = _reader_env(home, installed)
+    section = _section("Test your own implementation")
+    (python_file,) = _blocks(section, "python")
+    name = python_file.splitlines()[0].removeprefix("# ").strip()
+    (work / name).write_text(python_file, encoding="utf-8")
+    ran = []
+    for block in _blocks(section, "bash"):
+        for line in _commands(block):
+            if line.startswith("pip install"):  # the wheel is installed (and pytest above) instead
+                continue
+            # -x: the first failing case is enough to know the route works (all of them take minutes)
+            done = _bash(line, work, {**env, "PYTEST_ADDOPTS": "-x -p no:cacheprovider"})
+            seen = done.stdout[-3000:] + done.stderr[-3000:]
+            judged = line.startswith(("pimem-conformance run", "pytest"))
+            assert done.returncode == (1 if judged else 0), f"{line}\n{seen}"  # fails cases, never broken
+            assert "Traceback" not in done.stderr, f"{line}\n{seen}"
+            ran.append((line, done))
+    commands = [
+        line.split()[1] if line.startswith("pimem-conformance") else line.split()[0] for line, _ in ran
+    ]
+    assert commands == ["init-adapter", "run", "summary", "init-adapter", "run", "show", "pytest"]
+    assert (work / "report.jsonl").is_file() and (work / "junit.xml").is_file()
+    summary = ran[2][1].stdout
+    assert summary.startswith("## minimal-adapter") and "| area | status |" in summary
+    assert (work / "adapter.py").read_text() == (
+        ROOT / "conformance" / "examples" / "minimal_adapter.py"
+    ).read_text()
+    assert "test_my_memory.py" in ran[-1][1].stdout and "failed" in ran[-1][1].stdout

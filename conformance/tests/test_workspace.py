@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pimem_conformance._cases import CaseError
-from pimem_conformance._workspace import Workspace, encoded_cwd_dir, epoch_ns, substitute_workspace
+from pimem_conformance import CaseError, Workspace, epoch_ns, substitute_workspace
+from pimem_conformance.journals import encoded_cwd
 
 KEY = "agent/sessions/--home-u-app--/s1.jsonl"
 SETUP = {"cwd": "/home/u/app", "now": "2026-11-29T12:00:00Z", "session": KEY, "flat": ["flat"]}
@@ -100,7 +100,11 @@ def test_keys_stay_inside_the_workspace(workspace: Workspace) -> None:
 
 def test_workspace_substitution_and_cwd_encoding() -> None:
     assert substitute_workspace({"{ws}/k": ["{ws}/a", 1]}, "/tmp/w") == {"/tmp/w/k": ["/tmp/w/a", 1]}
-    assert encoded_cwd_dir("/home/u/app") == "--home-u-app--"
+    assert encoded_cwd("/home/u/app") == "--home-u-app--"
+    # Pi drops one leading separator, then makes every /, \ and : a dash (Windows cwds too)
+    assert encoded_cwd("C:\\Users\\u\\app") == "--C--Users-u-app--"
+    assert encoded_cwd("\\\\server\\share") == "---server-share--"
+    assert encoded_cwd("/home/u/app/") == "--home-u-app---"
     assert Workspace(Path("/w"), {"cwd": "/x/y", "now": "2026-11-29T12:00:00Z"}).session_file == Path(
         "/w/agent/sessions/--x-y--/current.jsonl"
     )

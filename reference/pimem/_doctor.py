@@ -54,19 +54,29 @@ def _settings(agent_dir: str) -> dict[str, Any]:
     return {"path": str(path), "found": True, "memory": memory, "packages": [str(item) for item in listed]}
 
 
+def _package_name(folder: Path) -> str | None:
+    try:
+        name = json.loads((folder / "package.json").read_text(encoding="utf-8")).get("name")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
+
+
 def _extension(agent_dir: str, packages: list[str]) -> str | None:
-    """Where Pi loads the extension from, if it does: a settings entry or an extensions folder."""
+    """Where Pi loads the extension from, if it does: a `packages` entry of settings.json (`pi
+    install` writes a local path there), or a folder Pi discovers under the agent dir."""
     for entry in packages:
-        if EXTENSION_PACKAGE in entry or entry.rstrip("/").endswith("pi-extension"):
+        if entry.startswith(("npm:", "git:")):
+            if EXTENSION_PACKAGE in entry:
+                return f"settings: {entry}"
+            continue
+        folder = Path(agent_dir, os.path.expanduser(entry))  # a relative path is the agent dir's
+        if _package_name(folder) == EXTENSION_PACKAGE:
             return f"settings: {entry}"
-    for manifest in Path(agent_dir).glob("**/package.json"):
-        if "node_modules" in manifest.parts[-3:-1]:
-            continue
-        try:
-            if json.loads(manifest.read_text(encoding="utf-8")).get("name") == EXTENSION_PACKAGE:
-                return str(manifest.parent)
-        except (OSError, ValueError, AttributeError):
-            continue
+    root = Path(agent_dir)
+    for folder in [*root.glob("extensions/*"), *root.glob("npm/node_modules/*")]:
+        if _package_name(folder) == EXTENSION_PACKAGE:
+            return str(folder)
     return None
 
 

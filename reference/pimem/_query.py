@@ -24,7 +24,7 @@ from ._extract import Extracted, extract
 from ._index import Index
 from ._journals import parse_line, read_line_at
 from ._redact import redact, redact_slices
-from ._store import EntryRow, Filters, Scope
+from ._store import ContextEditRow, EntryRow, Filters, Scope
 from ._time import DAY_MS
 
 __all__ = [
@@ -223,19 +223,39 @@ def _context_edits(view: View, rows: Iterable[EntryRow]) -> dict[tuple[int, str]
     """(file id, entry id) → the `contextEdit` of each row that the last context_edit of it on its
     journal's current branch replaced or omitted (rows without one are absent)."""
     targets: dict[int, set[str]] = {}
+    paths: dict[int, str] = {}
     for row in rows:
+        paths[row.file_id] = row.path
         targets.setdefault(row.file_id, set()).add(row.entry_id)
-    found: dict[tuple[int, str], dict[str, str]] = {}
+    found: dict[tuple[int, str], dict[str, str] | None] = {}
     for file_id, entry_ids in targets.items():
         edits = view.index.store.context_edits(file_id, sorted(entry_ids))
         if not edits:
             continue
-        branch = view.index.store.current_branch(file_id, min(offset for _, offset, _, _ in edits))
-        for target, offset, edit_id, replaced in edits:  # the last written first
-            if offset in branch and (file_id, target) not in found:
-                state = "replaced" if replaced else "omitted"
-                found[file_id, target] = {"state": state, "editEntryId": edit_id}
-    return found
+        branch = view.index.store.current_branch(file_id, min(edit.offset for edit in edits))
+        for edit in edits:  # the last written first: the first on the branch decides
+            if edit.offset not in branch or (file_id, edit.target_id) in found:
+                continue
+            if _still_there(paths[file_id], edit):
+                state = "replaced" if edit.replaced else "omitted"
+                found[file_id, edit.target_id] = {"state": state, "editEntryId": edit.edit_id}
+            else:  # the journal changed under the index: no mark now, and it is reindexed
+                found[file_id, edit.target_id] = None
+                view.stale(paths[file_id])
+    return {key: mark for key, mark in found.items() if mark is not None}
+
+
+def _still_there(path: str, edit: ContextEditRow) -> bool:
+    """Whether the line at the edit's pointer is still that context_edit (the read's id check)."""
+    raw = read_line_at(path, edit.offset, edit.length)
+    obj = parse_line(raw) if raw is not None else None
+    return (
+        isinstance(obj, dict)
+        and obj.get("type") == "context_edit"
+        and obj.get("id") == edit.edit_id
+        and obj.get("targetId") == edit.target_id
+        and (obj.get("replacement") is not None) == edit.replaced
+    )
 
 
 def _marked(

@@ -28,6 +28,7 @@ from ._time import DAY_SHIFT, MAX_MS, canonical_timestamp, day_rowids, rowids_of
 __all__ = [
     "SCHEMA_VERSION",
     "Candidate",
+    "ContextEditRow",
     "EntryRow",
     "FileState",
     "Filters",
@@ -40,7 +41,7 @@ __all__ = [
     "sqlite_versions",
 ]
 
-SCHEMA_VERSION = "pimem-7"
+SCHEMA_VERSION = "pimem-8"
 _BUSY_MS = 10_000
 _TOKENIZER = "tokenize='unicode61 remove_diacritics 2'"
 _TERMS = f"text, content='', contentless_delete=1, detail=none, {_TOKENIZER}"
@@ -68,7 +69,8 @@ CREATE TABLE withheld_calls(file_id INTEGER NOT NULL, call_id TEXT NOT NULL, PRI
   WITHOUT ROWID;
 -- Pi 1.x context_edit lines (an entry or not): which entry each one replaces or omits
 CREATE TABLE context_edits(file_id INTEGER NOT NULL, target_id TEXT NOT NULL, offset INTEGER NOT NULL,
-  edit_id TEXT NOT NULL, replaced INTEGER NOT NULL, PRIMARY KEY(file_id, target_id, offset)) WITHOUT ROWID;
+  length INTEGER NOT NULL, edit_id TEXT NOT NULL, replaced INTEGER NOT NULL,
+  PRIMARY KEY(file_id, target_id, offset)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE terms USING fts5({_TERMS});
 """
 
@@ -146,6 +148,17 @@ class Line(NamedTuple):
         return self._replace(kind=None, text=None, call_id=None)
 
 
+class ContextEditRow(NamedTuple):
+    """A context_edit line as stored: where it is, and what it does to its target."""
+
+    target_id: str
+    offset: int
+    length: int
+    edit_id: str
+    replaced: bool
+
+
+_CONTEXT_EDIT_COLUMNS = ", ".join(ContextEditRow._fields)
 _LINE_COLUMNS = "rowid, file_id, entry_id, parent_id, offset, length, ts, kind, chars, timestamp"
 
 
@@ -546,23 +559,25 @@ class Store:
         terms = [(rowid, line.text) for rowid, line in rows if line.text is not None]
         self._db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
         edits = [
-            (file_id, line.edit_target, line.offset, line.entry_id, line.replaced)
+            (file_id, line.edit_target, line.offset, line.length, line.entry_id, line.replaced)
             for line in lines
             if line.edit_target is not None
         ]
-        self._db.executemany("INSERT OR REPLACE INTO context_edits VALUES(?,?,?,?,?)", edits)
+        self._db.executemany("INSERT OR REPLACE INTO context_edits VALUES(?,?,?,?,?,?)", edits)
         return len(terms)
 
-    def context_edits(self, file_id: int, target_ids: list[str]) -> list[tuple[str, int, str, bool]]:
-        """(target id, offset, edit id, replaced) of every context_edit of these targets in a
-        journal, the last written first."""
+    def context_edits(self, file_id: int, target_ids: list[str]) -> list[ContextEditRow]:
+        """Every context_edit of these targets in a journal, the last written first."""
         marks = ",".join("?" * len(target_ids))
         rows = self._all(
-            "SELECT target_id, offset, edit_id, replaced FROM context_edits"
+            f"SELECT {_CONTEXT_EDIT_COLUMNS} FROM context_edits"
             f" WHERE file_id=? AND target_id IN ({marks}) ORDER BY offset DESC",
             (file_id, *target_ids),
         )
-        return [(target, offset, edit_id, bool(replaced)) for target, offset, edit_id, replaced in rows]
+        return [
+            ContextEditRow(target, offset, length, edit_id, bool(replaced))
+            for target, offset, length, edit_id, replaced in rows
+        ]
 
     def current_branch(self, file_id: int, since: int) -> Container[int]:
         """The offsets of the lines on a journal's current branch (its last line back to the root),

@@ -332,7 +332,10 @@ def test_a_closed_pipe_ends_quietly(pimem: Pimem) -> None:
 
 def test_doctor_explains_in_one_screen(pimem: Pimem) -> None:
     settings = pimem.root / "j" / "agent" / "settings.json"
-    settings.write_text(json.dumps({"memory": {"allowGlobal": True}, "packages": ["../pi-extension"]}))
+    extension = pimem.root / "checkout" / "reference" / "pi-extension"  # what `pi install` names
+    extension.mkdir(parents=True)
+    (extension / "package.json").write_text(json.dumps({"name": "pimem-pi-extension"}))
+    settings.write_text(json.dumps({"memory": {"allowGlobal": True}, "packages": [str(extension)]}))
     done = pimem("doctor")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -345,6 +348,11 @@ def test_doctor_explains_in_one_screen(pimem: Pimem) -> None:
     )
     assert any('"allowGlobal": true' in line for line in lines)
     assert any(line.startswith("ok   Pi extension") for line in lines)
+    other = pimem.root / "other-extension"  # another package installed the same way is not ours
+    other.mkdir()
+    (other / "package.json").write_text(json.dumps({"name": "pi-extension-something-else"}))
+    settings.write_text(json.dumps({"packages": [str(other), "npm:@someone/pi-tools@1.0.0"]}))
+    assert "Pi extension: not found" in pimem("doctor").stdout
     settings.unlink()
     bare = pimem("doctor").stdout
     assert "Pi extension: not found" in bare and "none (every default applies" in bare

@@ -5,19 +5,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import Workspace, header, user, write_journal
 from pimem._journals import Catalog, Discovery, parse_line, read_chunk, read_line_at
+from pimem_conformance.journals import JournalWriter, entry_line, header_line, write_journal
+
+CWD = "/home/u/app"
+HELLO = entry_line("u1", None, "hello")
 
 
 def discover(agent_dir: str, session_dirs: list[str]) -> Discovery:
     return Catalog(agent_dir, session_dirs).refresh()
 
 
-def test_discovery_default_layout_and_flat_dirs(workspace: Workspace) -> None:
-    workspace.journal("a.jsonl", [header("s-a"), user("u1", None, "hello")])
-    write_journal(workspace.root / "flat" / "b.jsonl", [header("s-b", cwd="/home/u/other")])
-    write_journal(workspace.sessions / "x" / "bad.jsonl", [{"type": "message", "id": "m"}])
-    write_journal(workspace.sessions / "x" / "notes.txt", [header("s-c")])
+def test_discovery_default_layout_and_flat_dirs(workspace: JournalWriter) -> None:
+    workspace.write(workspace.path_for(CWD, "a"), [header_line("s-a", CWD), HELLO])
+    write_journal(workspace.root / "flat" / "b.jsonl", [header_line("s-b", "/home/u/other")])
+    write_journal(workspace.sessions_dir / "x" / "bad.jsonl", [{"type": "message", "id": "m"}])
+    write_journal(workspace.sessions_dir / "x" / "notes.txt", [header_line("s-c", CWD)])
     found = discover(str(workspace.agent_dir), [str(workspace.root / "flat")])
     assert sorted((j.session_id, j.cwd) for j in found.journals) == [
         ("s-a", "/home/u/app"),
@@ -26,10 +29,10 @@ def test_discovery_default_layout_and_flat_dirs(workspace: Workspace) -> None:
     assert found.skipped_files == 0
 
 
-def test_symlink_outside_roots_and_fifo_are_skipped_and_counted(workspace: Workspace) -> None:
-    outside = write_journal(workspace.root / "outside" / "o.jsonl", [header("s-o")])
-    folder = workspace.sessions / "--home-u-app--"
-    workspace.journal("in.jsonl", [header("s-in")])
+def test_symlink_outside_roots_and_fifo_are_skipped_and_counted(workspace: JournalWriter) -> None:
+    outside = write_journal(workspace.root / "outside" / "o.jsonl", [header_line("s-o", CWD)])
+    folder = workspace.sessions_dir / "--home-u-app--"
+    workspace.write(workspace.path_for(CWD, "in"), [header_line("s-in", CWD)])
     os.symlink(outside, folder / "link.jsonl")
     os.mkfifo(folder / "pipe.jsonl")
     found = discover(str(workspace.agent_dir), [])
@@ -37,8 +40,8 @@ def test_symlink_outside_roots_and_fifo_are_skipped_and_counted(workspace: Works
     assert found.skipped_files == 2
 
 
-def test_header_without_newline_is_not_a_journal_yet(workspace: Workspace) -> None:
-    path = workspace.sessions / "--home-u-app--" / "p.jsonl"
+def test_header_without_newline_is_not_a_journal_yet(workspace: JournalWriter) -> None:
+    path = workspace.sessions_dir / "--home-u-app--" / "p.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text('{"type":"session","id":"s","cwd":"/x"}')
     assert discover(str(workspace.agent_dir), []).journals == []
@@ -76,20 +79,20 @@ def test_nesting_deeper_than_the_parsers_go_is_not_json() -> None:
     assert parse_line(deep) is None
 
 
-def test_catalog_lists_again_only_when_a_folder_changes(workspace: Workspace) -> None:
-    first = workspace.journal("a.jsonl", [header("s-a"), user("u1", None, "hello")])
+def test_catalog_lists_again_only_when_a_folder_changes(workspace: JournalWriter) -> None:
+    first = workspace.write(workspace.path_for(CWD, "a"), [header_line("s-a", CWD), HELLO])
     catalog = Catalog(str(workspace.agent_dir), [])
     assert [j.session_id for j in catalog.refresh().journals] == ["s-a"]
     generation = catalog.generation
-    workspace.journal("b.jsonl", [header("s-b", cwd="/home/u/b")])
+    workspace.write(workspace.path_for(CWD, "b"), [header_line("s-b", "/home/u/b")])
     assert [j.session_id for j in catalog.refresh().journals] == ["s-a", "s-b"]
     assert catalog.generation > generation
     first.unlink()
     assert [j.session_id for j in catalog.refresh().journals] == ["s-b"]
 
 
-def test_catalog_sees_a_header_rewritten_in_place_on_a_full_look(workspace: Workspace) -> None:
-    path = workspace.journal("a.jsonl", [header("s-1"), user("u1", None, "hello")])
+def test_catalog_sees_a_header_rewritten_in_place_on_a_full_look(workspace: JournalWriter) -> None:
+    path = workspace.write(workspace.path_for(CWD, "a"), [header_line("s-1", CWD), HELLO])
     catalog = Catalog(str(workspace.agent_dir), [])
     assert [j.session_id for j in catalog.refresh().journals] == ["s-1"]
     before = os.stat(path)
@@ -99,8 +102,8 @@ def test_catalog_sees_a_header_rewritten_in_place_on_a_full_look(workspace: Work
     assert [j.session_id for j in catalog.refresh(full=True).journals] == ["s-9"]
 
 
-def test_catalog_restat_follows_growth_and_removal(workspace: Workspace) -> None:
-    path = workspace.journal("a.jsonl", [header("s-1")])
+def test_catalog_restat_follows_growth_and_removal(workspace: JournalWriter) -> None:
+    path = workspace.write(workspace.path_for(CWD, "a"), [header_line("s-1", CWD)])
     catalog = Catalog(str(workspace.agent_dir), [])
     (journal,) = catalog.refresh().journals
     with path.open("a") as handle:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pimem._redact import redact
 from pimem._serve import ProtocolServer
-from pimem_conformance._paths import shared_journals_1x_dir, shared_journals_dir
+from pimem_conformance import shared_journals_1x_dir, shared_journals_dir
 
 NOW = "2026-12-02T12:00:00.000Z"
 

@@ -1,6 +1,7 @@
 """Import boundaries: one module owns the index's SQL, and only it (and the bench's raw baselines) talks
-to SQLite. Each check is run on the module that must hold the thing too, so it cannot pass by finding
-nothing anywhere."""
+to SQLite; the suite is used through its public face; tests share helpers through modules, never by
+importing conftest. Each check is also run where the thing must be found, so it cannot pass by
+finding nothing anywhere."""
 
 from __future__ import annotations
 
@@ -81,3 +82,36 @@ def test_the_sql_check_finds_the_stores_statements() -> None:
         verbs.add(found.group(0).split()[0])
     assert verbs >= {"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "PRAGMA", "BEGIN", "VACUUM"}
     assert not SQL_STATEMENT.search("select a journal from the list; update the cursor, then delete it")
+
+
+def private_suite_imports(path: Path) -> list[str]:
+    """The private `pimem_conformance._*` modules a file imports, and any `conftest` import."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        found += [
+            name
+            for name in names
+            if name.startswith("pimem_conformance._") or name.split(".")[0] == "conftest"
+        ]
+    return found
+
+
+def test_nothing_outside_the_suite_imports_its_private_modules_or_conftest() -> None:
+    package = REPO / "conformance" / "pimem_conformance"
+    found = {
+        _relative(path): imports
+        for path in python_files()
+        if package not in path.parents and (imports := private_suite_imports(path))
+    }
+    assert found == {}
+
+
+def test_the_private_import_check_sees_the_suites_own_imports() -> None:
+    assert "pimem_conformance._connector" in private_suite_imports(
+        REPO / "conformance/pimem_conformance/_adapter.py"
+    )

@@ -12,8 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
-from pimem_conformance._jsjson import dumps_like_js
-from pimem_conformance._paths import fixtures_dir
+from pimem_conformance import dumps_like_js, fixtures_dir
 from pimem_tools.fixtures import main, parse_size
 from pimem_tools.fixtures._scale import TARGET_MIX, write_scale_corpus
 

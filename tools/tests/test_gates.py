@@ -39,7 +39,7 @@ def test_ruff_format_is_clean() -> None:
     assert result.returncode == 0, "run `.venv/bin/ruff format .`\n" + result.stdout + result.stderr
 
 
-def test_mypy_strict_is_clean_on_reference_and_conformance() -> None:
+def test_mypy_strict_is_clean_on_reference_conformance_and_tools() -> None:
     result = _run(_tool("mypy"))
     assert result.returncode == 0, result.stdout + result.stderr
 

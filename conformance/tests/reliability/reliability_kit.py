@@ -1,7 +1,7 @@
 """Shared helpers of the reliability tests: sizes, figures, journals on disk, and a protocol session.
 
 Every reliability test reaches the implementation the way the suite does, through the protocol
-connector seam (`pimem_conformance._connector`), except where the subject is the reference's own
+connector seam (`pimem_conformance.Connector`), except where the subject is the reference's own
 command line (`pimem index`, `pimem serve`, `pimem rebuild`).
 """
 
@@ -10,16 +10,18 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pimem_conformance._adapter import Adapter
-from pimem_conformance._connector import Connector, SubprocessConnector, connector_for
-from pimem_conformance._expect import strings_in
-from pimem_conformance._jsjson import dumps_like_js
-from pimem_conformance._schemas import load_schemas
+from pimem_conformance import (
+    Adapter,
+    Connector,
+    SubprocessConnector,
+    connector_for,
+    load_schemas,
+    strings_in,
+)
+from pimem_conformance.journals import JournalWriter, entry_line, header_line, line_bytes, linear_session
 
 __all__ = [
     "FIGURES",
@@ -86,113 +88,6 @@ def give_to_nobody(path: Path) -> None:
 def as_nobody(argv: list[str]) -> list[str]:
     """`argv` run as an unprivileged user: root ignores permission bits, nobody does not."""
     return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
-
-
-# ---- journals ---------------------------------------------------------------------------------
-
-
-def header_line(session_id: str, cwd: str, timestamp: str = "2026-11-01T09:00:00.000Z") -> dict[str, Any]:
-    return {"type": "session", "version": 3, "id": session_id, "timestamp": timestamp, "cwd": cwd}
-
-
-def entry_line(
-    entry_id: str,
-    parent_id: str | None,
-    text: str,
-    *,
-    role: str = "user",
-    timestamp: str = "2026-11-01T09:00:01.000Z",
-) -> dict[str, Any]:
-    """A message entry whose extracted text is exactly `text` (user or assistant)."""
-    if role == "user":
-        message: dict[str, Any] = {
-            "role": "user",
-            "content": [{"type": "text", "text": text}],
-            "timestamp": 1793523601000,
-        }
-    else:
-        message = {
-            "role": "assistant",
-            "content": [{"type": "text", "text": text}],
-            "api": "mock",
-            "provider": "mock",
-            "model": "mock",
-            "stopReason": "stop",
-            "timestamp": 1793523601000,
-        }
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent_id,
-        "timestamp": timestamp,
-        "message": message,
-    }
-
-
-def linear_session(
-    session_id: str, cwd: str, entries: Iterable[tuple[str, str, str]]
-) -> list[dict[str, Any]]:
-    """A header, then entries given as (id, text, timestamp), each the child of the one before."""
-    lines = [header_line(session_id, cwd)]
-    parent = None
-    for entry_id, text, timestamp in entries:
-        lines.append(entry_line(entry_id, parent, text, timestamp=timestamp))
-        parent = entry_id
-    return lines
-
-
-def line_bytes(line: dict[str, Any] | str) -> bytes:
-    """One journal line as Pi writes it (JSON.stringify + newline); raw strings pass through."""
-    text = line if isinstance(line, str) else dumps_like_js(line)
-    return text.encode("utf-8", "surrogatepass") + b"\n"
-
-
-def encoded_cwd(cwd: str) -> str:
-    return "--" + cwd.strip("/").replace("/", "-") + "--"
-
-
-@dataclass
-class JournalWriter:
-    """A workspace root with Pi's layout: `agent/sessions/<encoded cwd>/*.jsonl` and `state/`."""
-
-    root: Path
-    home: str = "/home/u"
-
-    @property
-    def agent_dir(self) -> Path:
-        return self.root / "agent"
-
-    @property
-    def sessions_dir(self) -> Path:
-        return self.agent_dir / "sessions"
-
-    @property
-    def state_dir(self) -> Path:
-        return self.root / "state"
-
-    def path_for(self, cwd: str, name: str) -> Path:
-        return self.sessions_dir / encoded_cwd(cwd) / f"{name}.jsonl"
-
-    def write(self, path: Path, lines: Iterable[dict[str, Any] | str]) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(line_bytes(line) for line in lines))
-        return path
-
-    def workspace(self, cwd: str, session_file: Path) -> dict[str, Any]:
-        """The `workspace` of an `open` request."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        return {
-            "home": self.home,
-            "agent_dir": str(self.agent_dir),
-            "session_dirs": [],
-            "state_dir": str(self.state_dir),
-            "cwd": cwd,
-            "session_file": str(session_file),
-        }
-
-    def snapshot(self) -> dict[Path, bytes]:
-        """Every journal's bytes, to prove later that nothing touched them."""
-        return {path: path.read_bytes() for path in self.sessions_dir.rglob("*.jsonl") if path.is_file()}
 
 
 # ---- the protocol -----------------------------------------------------------------------------

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from pimem_conformance import secrets_corpus
-from pimem_conformance._jsjson import dumps_like_js
+from pimem_conformance import dumps_like_js, secrets_corpus
 
 from .reliability_kit import (
     JournalWriter,

@@ -44,7 +44,7 @@ def parse_size(text: str) -> int:
 
 
 def _repo_root() -> Path:
-    from pimem_conformance._paths import repo_root
+    from pimem_conformance import repo_root
 
     return repo_root() or Path.cwd()
 
