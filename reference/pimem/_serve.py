@@ -26,7 +26,7 @@ from ._maintenance import backfill, claim_lease, release_lease, run_command
 from ._memory import Config, Memory
 from ._tool import DESCRIPTION, LABEL, PARAMETERS, TOOL_NAME, run_tool
 
-__all__ = ["PROFILES", "ProtocolServer", "decode_request", "encode_response", "manifest"]
+__all__ = ["PROFILES", "ProtocolServer", "decode_request", "encode_response", "manifest", "open_config"]
 
 PROTOCOL = 1
 _INT_DIGITS = 4300  # sys.get_int_max_str_digits() by default
@@ -175,6 +175,22 @@ class _Instance:
                 print(f"pimem: index unavailable: {error}", file=sys.stderr)
 
 
+def open_config(workspace: dict[str, Any], settings: dict[str, Any], tz: str) -> Config:
+    """The Config of an `open` request's workspace and settings (spec/protocol.md)."""
+    return Config(
+        state_dir=workspace["state_dir"],
+        agent_dir=workspace["agent_dir"],
+        session_dirs=list(workspace["session_dirs"]),
+        home=workspace["home"],
+        cwd=workspace["cwd"],
+        session_file=workspace["session_file"],
+        allow_global=settings.get("allow_global") is True,
+        lease_seconds=int(settings.get("lease_seconds", 120)),
+        max_line_bytes=int(settings.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)),
+        tz=tz,
+    )
+
+
 class ProtocolServer:
     """One adapter: any number of named instances, each with its own clock and backfill."""
 
@@ -241,6 +257,7 @@ class ProtocolServer:
             raise AdapterError("open needs an instance name")
         if name in self.instances:
             self._close(name)
+<<<<<<< HEAD
         workspace, clock, settings = request["workspace"], request["clock"], request["settings"]
         config = Config(
             state_dir=workspace["state_dir"],
@@ -256,6 +273,11 @@ class ProtocolServer:
         )
         memory = Memory(config, _moment(clock["now"]))
         self.instances[name] = _Instance(name, memory, on_idle=settings.get("background_on_idle") is True)
+=======
+        clock = request["clock"]
+        config = open_config(request["workspace"], request["settings"], clock["tz"])
+        self.instances[name] = _Instance(name, Memory(config, _moment(clock["now"])))
+>>>>>>> main
         return {"instance": name}
 
     def _event(self, instance: _Instance, name: Any, data: dict[str, Any]) -> None:
