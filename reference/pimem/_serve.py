@@ -257,27 +257,10 @@ class ProtocolServer:
             raise AdapterError("open needs an instance name")
         if name in self.instances:
             self._close(name)
-<<<<<<< HEAD
-        workspace, clock, settings = request["workspace"], request["clock"], request["settings"]
-        config = Config(
-            state_dir=workspace["state_dir"],
-            agent_dir=workspace["agent_dir"],
-            session_dirs=list(workspace["session_dirs"]),
-            home=workspace["home"],
-            cwd=workspace["cwd"],
-            session_file=workspace["session_file"],
-            allow_global=settings.get("allow_global") is True,
-            lease_seconds=int(settings.get("lease_seconds", 120)),
-            max_line_bytes=int(settings.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)),
-            tz=clock["tz"],
-        )
+        clock, settings = request["clock"], request["settings"]
+        config = open_config(request["workspace"], settings, clock["tz"])
         memory = Memory(config, _moment(clock["now"]))
         self.instances[name] = _Instance(name, memory, on_idle=settings.get("background_on_idle") is True)
-=======
-        clock = request["clock"]
-        config = open_config(request["workspace"], request["settings"], clock["tz"])
-        self.instances[name] = _Instance(name, Memory(config, _moment(clock["now"])))
->>>>>>> main
         return {"instance": name}
 
     def _event(self, instance: _Instance, name: Any, data: dict[str, Any]) -> None:
