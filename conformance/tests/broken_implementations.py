@@ -851,6 +851,31 @@ def _index_details_as_status(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _maintenance, "index_all", make)
 
 
+def _no_lease(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every process backfills whenever it likes; no lease is ever written or shown."""
+    monkeypatch.setattr(_maintenance.Lease, "take", lambda self: True)
+    monkeypatch.setattr(_maintenance.Lease, "release", lambda self: None)
+    monkeypatch.setattr(_maintenance, "current_lease", lambda index: None)
+
+
+def _lease_in_process_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lease is kept in this process's memory, shared by its instances but by no other process."""
+    held: dict[str, str | None] = {"value": None}
+
+    def write(self: Any, event: str, value: str | None, expires: str | None) -> None:
+        held["value"] = value
+
+    def current(index: Any) -> dict[str, str] | None:
+        value = held["value"]
+        if value is None:
+            return None
+        owner, _, expires = value.rpartition("@")
+        return {"owner": owner, "expiresAt": expires}
+
+    monkeypatch.setattr(_maintenance.Lease, "_write", write)
+    monkeypatch.setattr(_maintenance, "current_lease", current)
+
+
 def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     def forget(memory: Any, target: str) -> dict[str, Any]:  # answers as if done, does nothing
         sessions = {journal.session_id for journal in memory.discover().journals}
@@ -1405,9 +1430,23 @@ BROKEN: tuple[Broken, ...] = (
     Broken(
         "redactor-missing-one-corpus-kind",
         "the redactor has no rule for JSON Web Tokens, one kind of the secrets corpus",
-        ("redaction",),
+        ("corpus",),
         _ids("JM-REDACT-024"),
         _redactor_missing_jwt,
+    ),
+    Broken(
+        "no-lease",
+        "backfill takes no lease: every process backfills at once",
+        ("backfill",),
+        _ids("JM-BACKFILL-020"),
+        _no_lease,
+    ),
+    Broken(
+        "lease-in-process-memory",
+        "the lease lives in process memory, shared by one process's instances only",
+        ("backfill",),
+        _ids("JM-BACKFILL-020"),
+        _lease_in_process_memory,
     ),
     Broken(
         "forget-lost-on-rebuild",
