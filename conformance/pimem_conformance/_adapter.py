@@ -81,6 +81,12 @@ class Adapter:
         )
         return self.implementation
 
+    def peer(self) -> Adapter:
+        """A started adapter of the same implementation in another process (ValueError if none)."""
+        other = Adapter(self.connector.peer(), self._schemas, validate=self._validate)
+        other.start()
+        return other
+
     def restart(self) -> Implementation:
         self.connector.close()
         return self.start()

@@ -53,6 +53,11 @@ class Case:
     def instances(self) -> tuple[str, ...]:
         return tuple(self.setup.get("instances", ["a"]))
 
+    @property
+    def processes(self) -> int:
+        """How many adapter processes the case runs (each opens every instance on one workspace)."""
+        return int(self.raw.get("processes", 1))
+
     @staticmethod
     def from_json(raw: dict[str, Any], *, area: str, source: Path | None = None) -> Case:
         return Case(

@@ -123,6 +123,11 @@ class Connector(Protocol):
         """Release the implementation; a later `request` starts a fresh one."""
         ...
 
+    def peer(self) -> Connector:
+        """A connector to the same implementation in another operating-system process (for the
+        further processes of a `processes: N` case); ValueError when it cannot have one."""
+        ...
+
 
 class ProtocolHandler(Protocol):
     """What an in-process implementation exposes (the reference's `ProtocolServer`)."""
@@ -171,13 +176,26 @@ class InProcessConnector:
     """Drives a Python object with `handle(dict) -> dict`, created by `factory` on first use.
 
     While it lives, sys.stderr is a tail buffer: what the implementation prints is shown only
-    when it breaks (as the stderr of an AdapterError), not in the middle of a passing run."""
+    when it breaks (as the stderr of an AdapterError), not in the middle of a passing run.
 
-    def __init__(self, factory: Callable[[], ProtocolHandler]) -> None:
+    Its peers are subprocesses of `python -m pimem_conformance.host <target>`, where `target`
+    names the same factory (an entry point, or the factory's `module:qualname`)."""
+
+    def __init__(self, factory: Callable[[], ProtocolHandler], *, target: str | None = None) -> None:
         self._factory = factory
         self._handler: ProtocolHandler | None = None
+        self._target = target or f"{factory.__module__}:{getattr(factory, '__qualname__', '')}"
+        self.timeout = 30.0
         self._stderr: _StderrTail | None = None
         self._real_stderr: Any = None
+
+    def peer(self) -> Connector:
+        name = self._target.partition(":")[2]
+        if name and ("<" in name or "." in name):
+            raise ValueError(f"the in-process implementation {self._target} cannot run in another process")
+        return SubprocessConnector(
+            [sys.executable, "-m", "pimem_conformance.host", self._target], timeout=self.timeout
+        )
 
     def stderr_tail(self) -> str:
         return self._stderr.text() if self._stderr is not None else ""
@@ -231,6 +249,9 @@ class SubprocessConnector:
 
     def stderr_tail(self) -> str:
         return "".join(self._stderr_tail)
+
+    def peer(self) -> Connector:
+        return SubprocessConnector(self.argv, timeout=self.timeout, cwd=self._cwd)
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         try:
@@ -336,7 +357,9 @@ def connector_for(impl: str, *, timeout: float) -> Connector:
     """`impl` names an entry point of `pimem_conformance.implementations` or is a shell-style command."""
     entry_point = in_process_entry_point(impl)
     if entry_point is not None:
-        return InProcessConnector(entry_point.load())
+        connector = InProcessConnector(entry_point.load(), target=impl)
+        connector.timeout = timeout
+        return connector
     argv = shlex.split(impl)
     if not argv:
         raise ValueError("--impl needs an entry-point name (e.g. 'reference') or an adapter command")

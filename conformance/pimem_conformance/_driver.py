@@ -115,23 +115,46 @@ def _captured(value: Any, responses: dict[int, dict[str, Any]]) -> Any:
     return value
 
 
-def _open_instances(adapter: Adapter, case: Case, workspace: Workspace, setup: dict[str, Any]) -> None:
+def _open_instances(adapters: list[Adapter], case: Case, workspace: Workspace, setup: dict[str, Any]) -> None:
+    """Open every instance in every process; then (autostart) start them all, then wait for all."""
     clock = {"now": setup["now"], "tz": setup.get("tz", "UTC")}
-    for instance in case.instances:
-        adapter.send(
-            "open",
-            instance=instance,
-            workspace=workspace.open_workspace(),
-            clock=clock,
-            settings=setup.get("settings", {}),
-        )
+    for adapter in adapters:
+        for instance in case.instances:
+            adapter.send(
+                "open",
+                instance=instance,
+                workspace=workspace.open_workspace(),
+                clock=clock,
+                settings=setup.get("settings", {}),
+            )
     if setup.get("autostart", True):
         # Every instance starts as a Pi process would, then the case waits for backfill, so
         # each journal is indexed before the first step.
-        for instance in case.instances:
-            adapter.send("event", instance=instance, name="session_start", data={"reason": "startup"})
-        for instance in case.instances:
-            adapter.send("idle", instance=instance)
+        for adapter in adapters:
+            for instance in case.instances:
+                adapter.send("event", instance=instance, name="session_start", data={"reason": "startup"})
+        for adapter in adapters:
+            for instance in case.instances:
+                adapter.send("idle", instance=instance)
+
+
+def _peers(adapter: Adapter, case: Case) -> list[Adapter]:
+    """The adapters of a `processes: N` case: this one, then N-1 more, each its own OS process."""
+    adapters = [adapter]
+    try:
+        for _ in range(case.processes - 1):
+            adapters.append(adapter.peer())
+    except ValueError as exc:
+        for peer in adapters[1:]:
+            peer.stop()
+        raise CaseError(
+            f"a case of {case.processes} processes needs an adapter that can start more: {exc}"
+        ) from None
+    except AdapterError:
+        for peer in adapters[1:]:
+            peer.stop()
+        raise
+    return adapters
 
 
 def _always_checked(request: dict[str, Any], response: dict[str, Any], schemas: SchemaSet) -> list[Mismatch]:
@@ -153,11 +176,13 @@ def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path 
     root = Path(tempfile.mkdtemp(prefix=f"pimem-{case.id[:40]}-", dir=workdir or scratch_dir()))
     run = CaseRun()
     opened = False
+    adapters = [adapter]
     try:
         setup = substitute_workspace(case.setup, str(root))
         workspace = Workspace(root, setup)
         workspace.prepare(substitute_workspace(case.journals, str(root)))
-        _open_instances(adapter, case, workspace, setup)
+        adapters = _peers(adapter, case)
+        _open_instances(adapters, case, workspace, setup)
         opened = True
         default_instance = case.instances[0]
         responses: dict[int, dict[str, Any]] = {}  # by step index, for `$from` captures
@@ -175,7 +200,7 @@ def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path 
                 )
                 run.failures.append(StepFailure(index, raw_step, (mismatch,)))
                 continue
-            request, response = _send(adapter, step, default_instance)
+            request, response = _send(adapters[step.get("process", 0)], step, default_instance)
             responses[index] = response
             expect = step.get("expect")
             mismatches = _always_checked(request, response, schemas)
@@ -193,9 +218,12 @@ def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path 
     finally:
         if opened and run.error is None:
             try:
-                for instance in case.instances:
-                    adapter.send("close", instance=instance)
+                for each in adapters:
+                    for instance in case.instances:
+                        each.send("close", instance=instance)
             except AdapterError as exc:
                 run.error = exc
+        for peer in adapters[1:]:
+            peer.stop()
         shutil.rmtree(root, ignore_errors=True)
     return run

@@ -45,6 +45,7 @@ AREAS = (
     "INDEX",
     "READ",
     "SEARCH",
+    "RANK",
     "SUMMARY",
     "SCOPE",
     "REDACT",
@@ -296,6 +297,8 @@ def _check_steps(case: Case, problems: list[str]) -> None:
                 )
         if step.get("expect", {}).get("errored") and "request" not in step:
             problems.append(f"case {case.id} step {index}: only a request step can expect an errored answer")
+        if step.get("process", 0) >= case.processes:
+            problems.append(f"case {case.id} step {index}: process {step['process']} of {case.processes}")
         instance = step.get("instance")
         if instance is not None and instance not in case.instances:
             problems.append(f"case {case.id} step {index}: instance {instance!r} is not in setup.instances")

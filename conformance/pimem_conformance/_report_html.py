@@ -58,6 +58,7 @@ def _steps(case: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _implementation(lines: list[dict[str, Any]], source: str) -> dict[str, Any]:
     header = next((line for line in lines if line.get("type") == "header"), {})
+    footer = next((line for line in lines if line.get("type") == "footer"), {})
     cases = [line for line in lines if line.get("type") == "case"]
     about = header.get("implementation") or {"name": header.get("impl") or source, "version": "?"}
     by: dict[str, dict[str, Counter[str]]] = {
@@ -82,6 +83,7 @@ def _implementation(lines: list[dict[str, Any]], source: str) -> dict[str, Any]:
         "suite_version": (header.get("suite") or {}).get("version"),
         "started": header.get("started"),
         "totals": _counts(Counter(case["outcome"] for case in cases)),
+        "corpus": footer.get("corpus"),  # secrets recall and look-alike false positives, per kind
         "passed": passed,
         "total": total,
         **{name: {key: _counts(value) for key, value in groups.items()} for name, groups in by.items()},
@@ -114,6 +116,9 @@ def page_data(reports: list[tuple[str, list[dict[str, Any]]]]) -> dict[str, Any]
         return sorted({key for implementation in implementations for key in implementation[name]})
 
     return {
+        "secret_kinds": sorted(
+            {kind for impl in implementations for kind in (impl["corpus"] or {}).get("secret_kinds", {})}
+        ),
         "outcomes": list(OUTCOMES),
         "areas": union("areas"),
         "profiles": union("profiles"),

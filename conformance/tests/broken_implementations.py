@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shlex
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -551,6 +552,55 @@ def _idless_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _index, "parse_line", make)
 
 
+# ---- words in every script ---------------------------------------------------------------------
+
+
+def _cjk_characters_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run without spaces matches wherever all its characters occur, apart or not."""
+
+    def make(original: Any) -> Any:
+        def terms(query: str) -> Any:
+            found = original(query)
+            return [
+                dataclasses.replace(term, match=" AND ".join(f'"{unit}"' for unit in term.atoms), check=False)
+                if term.check and term.whole is None
+                else term
+                for term in found
+            ]
+
+        return terms
+
+    _wrap(monkeypatch, _query, "analysed_terms", make)
+
+
+def _without_marks(text: str) -> str:
+    return "".join(" " if unicodedata.category(char)[0] == "M" else char for char in text)
+
+
+def _marks_split_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Combining marks separate words, as unicode61 does by default (हिन्दी becomes ह न द)."""
+    _wrap(monkeypatch, _index, "index_text", lambda original: lambda text: original(_without_marks(text)))
+    _wrap(monkeypatch, _query, "analysed_terms", lambda original: lambda q: original(_without_marks(q)))
+
+
+def _newest_first_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Relevance picks the results, but recency orders them (what a recency-first design shows)."""
+
+    def make(original: Any) -> Any:
+        def search_once(*args: Any) -> Any:
+            match, rows, more = original(*args)
+            return match, sorted(rows, key=lambda row: row.age, reverse=True), more
+
+        return search_once
+
+    _wrap(monkeypatch, _query, "_search_once", make)
+
+
+def _parts_in_any_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An identifier term matches wherever its parts occur, in any order (no contiguity check)."""
+    monkeypatch.setattr(_query, "contains_run", lambda words, wanted, whole: True)
+
+
 # ---- redaction ----------------------------------------------------------------------------------
 
 
@@ -810,6 +860,31 @@ def _index_details_as_status(monkeypatch: pytest.MonkeyPatch) -> None:
         return index_all
 
     _wrap(monkeypatch, _maintenance, "index_all", make)
+
+
+def _no_lease(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every process backfills whenever it likes; no lease is ever written or shown."""
+    monkeypatch.setattr(_maintenance.Lease, "take", lambda self: True)
+    monkeypatch.setattr(_maintenance.Lease, "release", lambda self: None)
+    monkeypatch.setattr(_maintenance, "current_lease", lambda index: None)
+
+
+def _lease_in_process_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lease is kept in this process's memory, shared by its instances but by no other process."""
+    held: dict[str, str | None] = {"value": None}
+
+    def write(self: Any, event: str, value: str | None, expires: str | None) -> None:
+        held["value"] = value
+
+    def current(index: Any) -> dict[str, str] | None:
+        value = held["value"]
+        if value is None:
+            return None
+        owner, _, expires = value.rpartition("@")
+        return {"owner": owner, "expiresAt": expires}
+
+    monkeypatch.setattr(_maintenance.Lease, "_write", write)
+    monkeypatch.setattr(_maintenance, "current_lease", current)
 
 
 def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1123,6 +1198,34 @@ BROKEN: tuple[Broken, ...] = (
         _unverified(_idless_lines_indexed),
     ),
     Broken(
+        "cjk-characters-only",
+        "a run without spaces matches wherever its characters occur, apart or in another order",
+        ("search",),
+        _ids("JM-SEARCH-040"),
+        _cjk_characters_only,
+    ),
+    Broken(
+        "marks-split-words",
+        "combining marks separate words (unicode61's default categories)",
+        ("search",),
+        _ids("JM-SEARCH-041"),
+        _marks_split_words,
+    ),
+    Broken(
+        "newest-first-ranking",
+        "results are ordered newest first instead of by relevance",
+        ("rank",),
+        _ids("JM-RANK-001", "JM-RANK-002", "JM-RANK-003", "JM-RANK-004"),
+        _newest_first_ranking,
+    ),
+    Broken(
+        "identifier-parts-in-any-order",
+        "an identifier term matches wherever its parts occur, in any order",
+        ("search",),
+        _ids("JM-SEARCH-042"),
+        _parts_in_any_order,
+    ),
+    Broken(
         "secrets-indexed",
         "terms come from unredacted text",
         ("redaction",),
@@ -1345,9 +1448,23 @@ BROKEN: tuple[Broken, ...] = (
     Broken(
         "redactor-missing-one-corpus-kind",
         "the redactor has no rule for JSON Web Tokens, one kind of the secrets corpus",
-        ("redaction",),
+        ("corpus",),
         _ids("JM-REDACT-024"),
         _redactor_missing_jwt,
+    ),
+    Broken(
+        "no-lease",
+        "backfill takes no lease: every process backfills at once",
+        ("backfill",),
+        _ids("JM-BACKFILL-020"),
+        _no_lease,
+    ),
+    Broken(
+        "lease-in-process-memory",
+        "the lease lives in process memory, shared by one process's instances only",
+        ("backfill",),
+        _ids("JM-BACKFILL-020"),
+        _lease_in_process_memory,
     ),
     Broken(
         "forget-lost-on-rebuild",

@@ -143,6 +143,10 @@ def test_ci_writes_the_page_over_four_implementations(ci_reports: list[Path]) ->
         broken = impls[f"pimem 0.1.0 · broken-{name}"]
         assert broken["failures"], name
         assert broken["passed"] < reference["passed"]
+    assert data["secret_kinds"], "the secrets corpus ran in every run"
+    assert reference["corpus"]["secrets"]["recall"] == 1.0
+    leaky = impls["pimem 0.1.0 · broken-secrets-indexed"]["corpus"]["secrets"]
+    assert leaky["caught"] < leaky["planted"]  # the page shows what the broken one lets through
     badge = CI_PAGE.with_name("reference.svg").read_text()
     assert f">{reference['passed']}/{reference['total']}<" in badge
 
@@ -165,6 +169,8 @@ def test_the_ci_page_in_a_browser(browser: Any, ci_reports: list[Path], screensh
         assert len(rows) == 4
         assert page.locator("table.matrix").count() == 2
         assert page.locator("table.matrix td[data-status='fail']").count() > 0
+        kinds = page.locator("#corpus tbody tr").count()
+        assert kinds >= 3 and page.locator("#corpus td[data-status='fail']").count() > 0
         page.screenshot(path=str(screenshot_dir / "report-matrix.png"))
         failing = page.locator("[data-impl='minimal-adapter'] details").first
         failing.locator("summary").click()

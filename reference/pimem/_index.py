@@ -26,6 +26,7 @@ from ._extract import WITHHELD, context_edit, extract, sensitive_call_ids
 from ._journals import Journal, parse_line, read_chunk, read_header, read_line_at
 from ._redact import Policy, redact_many, redaction_policy
 from ._store import FileState, IndexedJournal, Line, Store
+from ._terms import index_text
 from ._time import DAY_MS, MAX_MS, canonical_shape, epoch_ms
 
 __all__ = ["BULK_BYTES", "Index", "preparing"]
@@ -407,7 +408,7 @@ class Index:
                 elif line.call_id in work.withheld:
                     line = line._replace(text=WITHHELD)  # its call was read in an earlier batch
                 lines.append(line)
-            added = self.store.add_lines(state.id, lines)
+            added = self.store.add_lines(state.id, lines, index_text)
             self.store.add_withheld(state.id, new)
             last = prepared.last or (state.last_offset, state.last_length, state.last_hash)
             digest = int.from_bytes(state.prefix_hash, "little") ^ prepared.digest

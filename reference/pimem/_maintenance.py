@@ -24,7 +24,16 @@ from ._memory import Memory, indexed
 from ._query import SUMMARY_KINDS
 from ._time import iso_utc
 
-__all__ = ["Lease", "backfill", "index_all", "journal_folders", "run_command", "skipped_lines"]
+__all__ = [
+    "Lease",
+    "backfill",
+    "claim_lease",
+    "index_all",
+    "journal_folders",
+    "release_lease",
+    "run_command",
+    "skipped_lines",
+]
 
 _QUIET = timedelta(hours=24)
 Progress = Callable[[int, int], None]  # (journals done, journals in all)
@@ -131,6 +140,32 @@ def backfill(memory: Memory, owner: str, stop: threading.Event, first: bool) -> 
     except IndexUnavailable as error:
         memory.write_error = error
         raise
+    finally:
+        index.close()
+
+
+def claim_lease(memory: Memory, owner: str) -> Lease | None:
+    """Take the lease now when other journals wait for backfill; the held lease, else None.
+
+    For `background_on_idle` instances, whose backfill runs only when `idle` is asked: the lease
+    is theirs from `session_start` on, as it would be while a background backfill ran.
+    """
+    index = memory.open_index()
+    try:
+        known = index.known()
+        found = memory.discover(full=True)
+        if not any(j.path not in memory.failed and not indexed(j, known) for j in found.journals):
+            return None
+        lease = Lease(memory, index, owner)
+        return lease if lease.take() else None
+    finally:
+        index.close()
+
+
+def release_lease(memory: Memory, owner: str) -> None:
+    index = memory.open_index()
+    try:
+        Lease(memory, index, owner).release()
     finally:
         index.close()
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -25,16 +24,17 @@ from ._index import Index
 from ._journals import parse_line, read_line_at
 from ._redact import Policy, current_policy, redact, redact_slices
 from ._store import ContextEditRow, EntryRow, Filters, Scope
-from ._time import DAY_MS
+from ._terms import Term, atoms, contains_run, query_sequence, sequence_in, split_terms, stem_prefix
+from ._terms import query_terms as analysed_terms
 
 __all__ = [
-    "CANDIDATE_CAP",
+    "ALL_CAP",
+    "CHECK_CAP",
     "PAGE_CHARS",
     "SUMMARY_KINDS",
+    "TERM_CAP",
     "View",
     "around",
-    "fts_all",
-    "fts_any",
     "query_terms",
     "read",
     "scope_of",
@@ -42,9 +42,11 @@ __all__ = [
     "summaries",
 ]
 
-CANDIDATE_CAP = 400  # a search ranks at most the 400 newest in-scope entries that match
+ALL_CAP = 2000  # entries holding every term that are ranked: the newest of them
+TERM_CAP = 2000  # holders of each term in the any-term fallback: every one of a rarer term's
+CHECK_CAP = 200  # best candidates whose lines are read (contiguity, the whole query in sequence)
+_DF_CAP = 20_000  # a term's entries are counted up to this, for its IDF
 PAGE_CHARS = 16_000
-_RECENCY_DAYS = 30.0  # an entry this old ranks half as high as an equally relevant one from now
 _K1, _B = 1.2, 0.75  # BM25's saturation and length normalisation
 _EXCERPT_CHARS = 240
 _EXCERPT_LEAD = 60
@@ -101,37 +103,9 @@ def _path_tag(path: str) -> str:
 # -- query text ----------------------------------------------------------------------------------
 
 
-def _token_char(char: str) -> bool:
-    """The characters FTS5's unicode61 tokenizer keeps in a token (categories L*, N*, Co)."""
-    category = unicodedata.category(char)
-    return category[0] in "LN" or category == "Co"
-
-
 def query_terms(query: str) -> list[str]:
-    """Letter/digit runs of the query, in order, without repeats: the query is literal text."""
-    terms: list[str] = []
-    run: list[str] = []
-    for char in unicodedata.normalize("NFC", query) + " ":
-        if _token_char(char):
-            run.append(char)
-        elif run:
-            term = "".join(run)
-            if term.casefold() not in (known.casefold() for known in terms):
-                terms.append(term)
-            run = []
-    return terms
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def fts_all(terms: list[str]) -> str:
-    return " ".join(_quote(term) for term in terms)
-
-
-def fts_any(terms: list[str]) -> str:
-    return " OR ".join(_quote(term) for term in terms)
+    """The query's terms as text, in order, without repeats (the query is literal text)."""
+    return split_terms(query)
 
 
 # -- rows and lines ------------------------------------------------------------------------------
@@ -296,12 +270,12 @@ class _Hit:
     offset: int
 
 
-def _newest(view: View, match: str, filters: Filters) -> list[_Hit]:
-    """The newest in-scope entries that match, at most CANDIDATE_CAP (FTS5 walks newest first)."""
+def _matching(view: View, match: str, filters: Filters, cap: int) -> list[_Hit]:
+    """The newest in-scope entries that match, at most `cap` (FTS5 walks newest first)."""
     paths = view.index.paths()
     return [
         _Hit(found.rowid, found.chars, found.ms, paths[found.file_id], found.offset)
-        for found in view.index.store.candidates(match, view.scope, filters, CANDIDATE_CAP)
+        for found in view.index.store.candidates(match, view.scope, filters, cap)
     ]
 
 
@@ -316,48 +290,178 @@ def _latest(view: View, filters: Filters, count: int) -> list[EntryRow]:
     return _newest_first(view.index.store.newest_entries(view.scope, filters, count))[:count]
 
 
-def _ranked(view: View, hits: list[_Hit], weight: Callable[[_Hit], float]) -> list[_Hit]:
-    """BM25 with one occurrence per term (FTS5 detail=none keeps no counts), halved over 30 days;
-    equal scores newer first, then in an order that survives a rebuild (rowids do not)."""
-    if not hits:
-        return []
-    now_ms = view.now.timestamp() * 1000
-    average = max(1.0, sum(hit.chars for hit in hits) / len(hits))
+def _words(view: View, hits: list[_Hit]) -> dict[int, list[tuple[str, ...]]]:
+    """The words of candidates' entries (see `atoms`), through the same line check as every shown
+    text; a candidate whose line no longer carries its entry is left out.
 
-    def score(hit: _Hit) -> float:
-        length = (_K1 + 1) / (1 + _K1 * (1 - _B + _B * hit.chars / average))
-        age = max(0.0, (now_ms - hit.ms) / DAY_MS)
-        return weight(hit) * length / (1 + age / _RECENCY_DAYS)
+    The check reads the extracted text before redaction: it only narrows and orders candidates
+    that the index (redacted terms only) already found, and nothing of it is shown."""
+    words: dict[int, list[tuple[str, ...]]] = {}
+    for row in _fetch(view, hits):
+        entry = _load(view, row)
+        if entry is not None:
+            words[row.rowid] = atoms(entry.text)
+    return words
 
-    return sorted(hits, key=lambda hit: (score(hit), hit.ms, hit.path, hit.offset), reverse=True)
+
+def _length_weight(hit: _Hit, average: float) -> float:
+    """BM25's length normalisation with one occurrence per term (FTS5 detail=none keeps no counts)."""
+    return (_K1 + 1) / (1 + _K1 * (1 - _B + _B * hit.chars / average))
+
+
+def _by_length_then_age(hits: list[_Hit]) -> list[_Hit]:
+    """Shorter entries first (a focused answer), then newer, then in an order that survives a
+    rebuild (rowids do not)."""
+    average = max(1.0, sum(hit.chars for hit in hits) / max(1, len(hits)))
+    return sorted(
+        hits, key=lambda hit: (_length_weight(hit, average), hit.ms, hit.path, hit.offset), reverse=True
+    )
+
+
+def _unchecked(view: View, checks: list[Term], hits: Iterable[_Hit]) -> dict[int, list[Term]]:
+    """rowid → the terms whose contiguity its line must show: every term that needs a check,
+    except an identifier the entry holds as one whole token."""
+    rowids = [hit.rowid for hit in hits]
+    pending: dict[int, list[Term]] = {}
+    for term in checks:
+        whole = view.index.store.holding(term.whole, rowids) if term.whole is not None else set()
+        for rowid in rowids:
+            if rowid not in whole:
+                pending.setdefault(rowid, []).append(term)
+    return pending
+
+
+def _all_terms(
+    view: View, terms: list[Term], sequence: list[str], filters: Filters
+) -> tuple[list[_Hit], bool]:
+    """Entries that hold every term, those holding the whole query as one sequence first; and
+    whether more may exist than were ranked."""
+    hits = _by_length_then_age(_matching(view, " AND ".join(t.match for t in terms), filters, ALL_CAP))
+    more = len(hits) == ALL_CAP
+    pending = _unchecked(view, [term for term in terms if term.check], hits)
+    if not hits or (not pending and len(terms) == 1):
+        return hits, more
+    read, unread = hits[:CHECK_CAP], hits[CHECK_CAP:]
+    words = _words(view, read)
+    exact: list[_Hit] = []
+    apart: list[_Hit] = []
+    for hit in read:
+        line, needed = words.get(hit.rowid), pending.get(hit.rowid, [])
+        if line is None:
+            if not needed:
+                apart.append(hit)
+        elif all(contains_run(line, term.atoms, term.text.lower()) for term in needed):
+            (exact if len(terms) > 1 and sequence_in(line, sequence) else apart).append(hit)
+    # an entry whose line was not read cannot be said to match a term that needs its line
+    shown = [hit for hit in unread if hit.rowid not in pending]
+    return exact + apart + shown, more or len(shown) < len(unread)
+
+
+_entry_totals: dict[tuple[int, int], int] = {}
+
+
+def _entry_total(view: View) -> int:
+    """Entries in the index, counted again only after a write (for IDF)."""
+    key = (id(view.index), view.index.reads)
+    if key not in _entry_totals:
+        _entry_totals.clear()
+        _entry_totals[key] = view.index.store.entry_total()
+    return _entry_totals[key]
+
+
+def _fallback_match(term: Term) -> str:
+    """A term as the any-term fallback matches it: its own form, or any word with its Porter stem."""
+    prefix = None if term.check else stem_prefix(term.text)
+    return term.match if prefix is None else f'({term.match} OR "{prefix}" *)'
+
+
+def _any_term(view: View, terms: list[Term], filters: Filters, limit: int) -> tuple[list[_Hit], bool]:
+    """Entries that hold some term: those holding a term that is no stop word first (JM-RANK-002),
+    then, if there are not more than `limit` of those, the newest holders of stop words."""
+    content = [term for term in terms if not term.stop_word]
+    order, more = _ranked_holders(view, content, filters, TERM_CAP) if content else ([], False)
+    stop = [term for term in terms if term.stop_word]
+    if len(order) <= limit and stop:
+        extra, more_extra = _ranked_holders(view, stop, filters, limit + 1)
+        listed = {hit.rowid for hit in order}
+        order += [hit for hit in extra if hit.rowid not in listed]
+        more = more or more_extra
+    return order, more
+
+
+def _ranked_holders(view: View, terms: list[Term], filters: Filters, cap: int) -> tuple[list[_Hit], bool]:
+    """Entries that hold some of these terms, ranked by the summed IDF of the distinct terms they
+    hold, then by length, then newest; and whether a term had more holders than `cap`. Every
+    term's holders are candidates (up to `cap` each), so recency never decides which rare entries
+    are ranked."""
+    store = view.index.store
+    matches = [_fallback_match(term) for term in terms]
+    frequencies = [store.document_frequency(match, _DF_CAP) for match in matches]
+    weighted = [(f, t, m) for f, t, m in zip(frequencies, terms, matches, strict=True) if f > 0]
+    if not weighted:
+        return [], False
+    total = max(_entry_total(view), max(f for f, _, _ in weighted))
+    weights = [math.log(1 + total / frequency) for frequency, _, _ in weighted]
+    found: dict[int, _Hit] = {}
+    held: dict[int, set[int]] = {}
+    capped: list[int] = []
+    for number, (_, _, match) in enumerate(weighted):
+        listed = _matching(view, match, filters, cap)
+        for hit in listed:
+            found.setdefault(hit.rowid, hit)
+            held.setdefault(hit.rowid, set()).add(number)
+        if len(listed) == cap:
+            capped.append(number)
+    for number in capped:  # older holders of a common term among the candidates of the others
+        missing = [rowid for rowid, numbers in held.items() if number not in numbers]
+        for rowid in store.holding(weighted[number][2], missing):
+            held[rowid].add(number)
+
+    def ranked() -> list[_Hit]:
+        average = max(1.0, sum(hit.chars for hit in found.values()) / max(1, len(found)))
+        return sorted(
+            (hit for hit in found.values() if held[hit.rowid]),
+            key=lambda hit: (
+                sum(weights[n] for n in held[hit.rowid]),
+                _length_weight(hit, average),
+                hit.ms,
+                hit.path,
+                hit.offset,
+            ),
+            reverse=True,
+        )
+
+    order = ranked()
+    checked = {id(term): n for n, (_, term, _) in enumerate(weighted) if term.check}
+    pending = _unchecked(view, [weighted[n][1] for n in checked.values()], order)
+    if pending:  # a term that needs its line checked counts only where the line holds it
+        words = _words(view, [hit for hit in order[:CHECK_CAP] if hit.rowid in pending])
+        for rowid, needed in pending.items():
+            line = words.get(rowid)
+            for term in needed:
+                if line is None or not contains_run(line, term.atoms, term.text.lower()):
+                    held[rowid].discard(checked[id(term)])
+        order = ranked()
+    return order, bool(capped)
 
 
 def _search_once(
-    view: View, terms: list[str] | None, filters: Filters, limit: int
-) -> tuple[str, list[EntryRow], int]:
-    """(match, the first `limit` rows, how many there are)."""
-    if terms is None:
+    view: View, query: str | None, filters: Filters, limit: int
+) -> tuple[str, list[EntryRow], bool]:
+    """(match, the first `limit` rows, whether there are more)."""
+    if query is None:
         rows = _latest(view, filters, limit + 1)
-        return "list", rows[:limit], len(rows)
+        return "list", rows[:limit], len(rows) > limit
+    terms = analysed_terms(query)
     if not terms:
-        return "none", [], 0
-    hits = _ranked(view, _newest(view, fts_all(terms), filters), lambda hit: 1.0)
+        return "none", [], False
+    hits, more = _all_terms(view, terms, query_sequence(query), filters)
     match = "all"
     if not hits and len(terms) > 1:
-        # any term: each term's newest candidates; rarer terms weigh more (an IDF from capped counts)
-        found: dict[int, _Hit] = {}
-        weights: dict[int, float] = {}
-        for term in terms:
-            candidates = _newest(view, fts_any([term]), filters)
-            for hit in candidates:
-                found[hit.rowid] = hit
-                weights[hit.rowid] = weights.get(hit.rowid, 0.0) + math.log(
-                    1 + CANDIDATE_CAP / len(candidates)
-                )
-        hits, match = _ranked(view, list(found.values()), lambda hit: weights[hit.rowid]), "any"
+        (hits, more), match = _any_term(view, terms, filters, limit), "any"
     if not hits:
-        return "none", [], 0
-    return match, _fetch(view, hits[:limit]), len(hits)
+        return "none", [], False
+    return match, _fetch(view, hits[:limit]), more or len(hits) > limit
 
 
 def search(
@@ -369,14 +473,14 @@ def search(
     until: int | None,
     limit: int,
 ) -> dict[str, Any]:
-    terms = None if query is None or not query.strip() else query_terms(query)
+    text = None if query is None or not query.strip() else query
     filters = Filters(kind, since, until)
-    match, rows, total = _search_once(view, terms, filters, limit)
+    match, rows, more = _search_once(view, text, filters, limit)
     loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
     if len(loaded) < len(rows):  # a journal changed under its pointers and was just reindexed: again
-        match, rows, total = _search_once(view, terms, filters, limit)
+        match, rows, more = _search_once(view, text, filters, limit)
         loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
-    excerpts = _excerpts([entry.text for _, entry in loaded], terms or [])
+    excerpts = _excerpts([entry.text for _, entry in loaded], query_terms(text or ""))
     edits = _context_edits(view, (row for row, _ in loaded))
     results = [
         _marked(_result(row, entry, excerpt), row, edits)
@@ -388,11 +492,11 @@ def search(
     }
     return {
         "action": "search",
-        "query": None if terms is None else query,  # an empty query is no query (JM-SEARCH-020)
+        "query": text,  # an empty query is no query (JM-SEARCH-020)
         "match": match,
         "hint": hints.get(match),
         "limit": limit,
-        "truncated": total > limit,
+        "truncated": more,
         "results": results,
     }
 

@@ -22,16 +22,16 @@ from . import __version__
 from ._echo import echo
 from ._errors import AdapterError, IndexUnavailable, protocol_answer
 from ._journals import DEFAULT_MAX_LINE_BYTES
-from ._maintenance import backfill, run_command
+from ._maintenance import backfill, claim_lease, release_lease, run_command
 from ._memory import Config, Memory
 from ._redact import Policy, redaction_policy
 from ._tool import DESCRIPTION, LABEL, PARAMETERS, TOOL_NAME, run_tool
 
-__all__ = ["PROFILES", "ProtocolServer", "decode_request", "encode_response", "manifest"]
+__all__ = ["PROFILES", "ProtocolServer", "decode_request", "encode_response", "manifest", "open_config"]
 
 PROTOCOL = 1
 _INT_DIGITS = 4300  # sys.get_int_max_str_digits() by default
-PROFILES = ["core", "collector", "backfill", "forget", "context"]
+PROFILES = ["core", "collector", "backfill", "forget", "context", "ranking"]
 EVENTS = ["session_start", "message_end", "session_compact", "session_tree", "session_shutdown"]
 COMMAND_DESCRIPTION = (
     "Memory index: status, index [--verify], rebuild, gc [confirm], forget <entryId|sessionId>; "
@@ -101,12 +101,17 @@ def _moment(value: Any) -> datetime:
 
 
 class _Instance:
-    def __init__(self, name: str, memory: Memory) -> None:
+    """One memory as one Pi process runs it. With `on_idle` (the protocol's `background_on_idle`
+    setting) its backfill runs only while `idle` is answered, never in a thread of its own."""
+
+    def __init__(self, name: str, memory: Memory, *, on_idle: bool = False) -> None:
         self.memory = memory
         self.owner = f"{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.thread: threading.Thread | None = None
         self.stop = threading.Event()
         self.first = True
+        self.on_idle = on_idle
+        self.due: bool | None = None  # on_idle: a backfill waits for idle (its `first`), else None
         memory.wake = self.wake
 
     def _run(self, first: bool) -> None:
@@ -117,8 +122,19 @@ class _Instance:
         except Exception:  # a background thread must never die silently
             print(f"pimem: backfill stopped:\n{traceback.format_exc()}", file=sys.stderr)
 
+    def _defer(self, first: bool) -> None:
+        self.due = first if self.due is None else self.due or first
+        try:
+            claim_lease(self.memory, self.owner)
+        except IndexUnavailable as error:
+            print(f"pimem: cannot take the backfill lease: {error.detail}", file=sys.stderr)
+
     def start_backfill(self) -> None:
         self.halt()
+        if self.on_idle:
+            self._defer(self.first)
+            self.first = False
+            return
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, args=(self.first,), daemon=True)
         self.first = False
@@ -126,16 +142,29 @@ class _Instance:
 
     def wake(self) -> None:
         """Catch up in the background, unless a backfill is running already."""
-        if self.thread is None or not self.thread.is_alive():
+        if self.on_idle:
+            if self.due is None:
+                self._defer(False)
+        elif self.thread is None or not self.thread.is_alive():
             self.start_backfill()
 
     def wait(self) -> None:
+        if self.due is not None:
+            first, self.due = self.due, None
+            self.stop = threading.Event()
+            self._run(first)
         if self.thread is not None:
             self.thread.join()
             self.thread = None
 
     def halt(self) -> None:
         self.stop.set()
+        if self.due is not None:  # a deferred backfill that never ran gives its lease back
+            self.due = None
+            try:
+                release_lease(self.memory, self.owner)
+            except IndexUnavailable as error:
+                print(f"pimem: cannot release the backfill lease: {error.detail}", file=sys.stderr)
         self.wait()
 
     def index_current(self) -> None:
@@ -154,6 +183,23 @@ def _redaction(settings: dict[str, Any]) -> Policy:
         return Policy.from_settings(settings.get("redact_patterns"), settings.get("redact_allow"))
     except ValueError as error:
         raise AdapterError(str(error)) from None
+
+
+def open_config(workspace: dict[str, Any], settings: dict[str, Any], tz: str) -> Config:
+    """The Config of an `open` request's workspace and settings (spec/protocol.md)."""
+    return Config(
+        state_dir=workspace["state_dir"],
+        agent_dir=workspace["agent_dir"],
+        session_dirs=list(workspace["session_dirs"]),
+        home=workspace["home"],
+        cwd=workspace["cwd"],
+        session_file=workspace["session_file"],
+        allow_global=settings.get("allow_global") is True,
+        lease_seconds=int(settings.get("lease_seconds", 120)),
+        max_line_bytes=int(settings.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)),
+        tz=tz,
+        redaction=_redaction(settings),
+    )
 
 
 class ProtocolServer:
@@ -223,21 +269,10 @@ class ProtocolServer:
             raise AdapterError("open needs an instance name")
         if name in self.instances:
             self._close(name)
-        workspace, clock, settings = request["workspace"], request["clock"], request["settings"]
-        config = Config(
-            state_dir=workspace["state_dir"],
-            agent_dir=workspace["agent_dir"],
-            session_dirs=list(workspace["session_dirs"]),
-            home=workspace["home"],
-            cwd=workspace["cwd"],
-            session_file=workspace["session_file"],
-            allow_global=settings.get("allow_global") is True,
-            lease_seconds=int(settings.get("lease_seconds", 120)),
-            max_line_bytes=int(settings.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)),
-            tz=clock["tz"],
-            redaction=_redaction(settings),
-        )
-        self.instances[name] = _Instance(name, Memory(config, _moment(clock["now"])))
+        clock, settings = request["clock"], request["settings"]
+        config = open_config(request["workspace"], settings, clock["tz"])
+        memory = Memory(config, _moment(clock["now"]))
+        self.instances[name] = _Instance(name, memory, on_idle=settings.get("background_on_idle") is True)
         return {"instance": name}
 
     def _event(self, instance: _Instance, name: Any, data: dict[str, Any]) -> None:

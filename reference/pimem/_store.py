@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import os
 import threading
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -43,7 +43,8 @@ __all__ = [
 
 SCHEMA_VERSION = "pimem-8"
 _BUSY_MS = 10_000
-_TOKENIZER = "tokenize='unicode61 remove_diacritics 2'"
+# combining marks are word characters (JM-SEARCH-041); the text given is _terms.index_text's
+_TOKENIZER = "tokenize='unicode61 remove_diacritics 2 categories ''L* N* Co M*'''"
 _TERMS = f"text, content='', contentless_delete=1, detail=none, {_TOKENIZER}"
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -283,12 +284,13 @@ def probe_fts5() -> str | None:
     return None
 
 
-def fts5_tokens(texts: list[str]) -> list[list[str]]:
-    """The terms the index's tokenizer makes of each text, in order (tokenizers elsewhere are checked
-    against it)."""
+def fts5_tokens(texts: list[str], tokenizer: str | None = None) -> list[list[str]]:
+    """The terms the index's tokenizer (or another FTS5 `tokenize=` value) makes of each text, in
+    order (tokenizers elsewhere are checked against it)."""
+    tokenize = _TOKENIZER if tokenizer is None else f"tokenize='{tokenizer}'"
     db = apsw.Connection(":memory:")
     try:
-        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, {_TOKENIZER})")  # with offsets, for fts5vocab
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, {tokenize})")  # with offsets, for fts5vocab
         db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
         found = []
         for rowid, text in enumerate(texts, start=1):
@@ -538,8 +540,9 @@ class Store:
             "INSERT OR IGNORE INTO withheld_calls VALUES(?,?)", [(file_id, call) for call in calls]
         )
 
-    def add_lines(self, file_id: int, lines: list[Line]) -> int:
-        """Store lines (inside the caller's transaction), each numbered within its day; terms added."""
+    def add_lines(self, file_id: int, lines: list[Line], terms_of: Callable[[str], str]) -> int:
+        """Store lines (inside the caller's transaction), each numbered within its day; terms added
+        (`terms_of` turns an entry's text into what the terms table is given)."""
         following: dict[int, int] = {}
         rows = []
         for line in lines:
@@ -556,7 +559,7 @@ class Store:
             f"INSERT INTO entries({_LINE_COLUMNS}) VALUES({placeholders})",
             [_line_values(rowid, file_id, line) for rowid, line in rows],
         )
-        terms = [(rowid, line.text) for rowid, line in rows if line.text is not None]
+        terms = [(rowid, terms_of(line.text)) for rowid, line in rows if line.text is not None]
         self._db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
         edits = [
             (file_id, line.edit_target, line.offset, line.length, line.entry_id, line.replaced)
@@ -646,6 +649,23 @@ class Store:
             f" WHERE terms MATCH ? AND {_in_scope(scope)} {where} ORDER BY terms.rowid DESC LIMIT {int(cap)}"
         )
         return [Candidate(*values) for values in self._all(sql, (match, *params))]
+
+    def holding(self, match: str, rowids: Iterable[int]) -> set[int]:
+        """Which of these entries match an FTS5 query (FTS5 seeks each rowid in its doclists)."""
+        listed = ",".join(map(str, rowids))
+        if not listed:
+            return set()
+        sql = f"SELECT rowid FROM terms WHERE terms MATCH ? AND rowid IN ({listed})"
+        return {rowid for (rowid,) in self._all(sql, (match,))}
+
+    def document_frequency(self, match: str, cap: int) -> int:
+        """How many entries of the whole index match an FTS5 query, counted up to `cap`."""
+        sql = f"SELECT count(*) FROM (SELECT rowid FROM terms WHERE terms MATCH ? LIMIT {int(cap)})"
+        return int(self._all(sql, (match,))[0][0])
+
+    def entry_total(self) -> int:
+        """Entries in the whole index."""
+        return int(self._all("SELECT count(*) FROM entries WHERE kind IS NOT NULL")[0][0])
 
     def node(self, file_id: int, entry_id: str) -> EntryRow | None:
         """A journal's last line with this id, entry or not."""

@@ -81,6 +81,9 @@ class Project:
     name: str
 
 
+_NONE = Project("", "", "")
+
+
 def _handle(root: str) -> str:
     return hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
@@ -95,21 +98,28 @@ class Viewer:
         self.memory = memory
         self.home_cwd = memory.config.cwd
         self.lock = threading.Lock()
+        self._projects: tuple[tuple[int, int], tuple[Project, list[Project]]] = ((-1, -1), (_NONE, []))
 
     # -- projects --------------------------------------------------------------------------------
 
     def projects(self) -> tuple[Project, list[Project]]:
-        """The project the viewer opened on, and every project with sessions (plus that one)."""
-        config = self.memory.config
-        cwds = {journal.cwd for journal in self.memory.discover().journals}
-        roots = {project_root(cwd, config.home, cwds) for cwd in cwds}
-        current = project_root(self.home_cwd, config.home, cwds)
-        roots.add(current)
-        projects = sorted(
-            (Project(_handle(root), root, os.path.basename(root) or root) for root in roots),
-            key=lambda project: (project.name.casefold(), project.root),
-        )
-        return next(p for p in projects if p.root == current), projects
+        """The project the viewer opened on, and every project with sessions (plus that one).
+
+        Worked out again only when discovery changed (a journal appeared, went or changed its header)."""
+        found = self.memory.discover()
+        key = (self.memory.catalog.generation, len(found.journals))
+        if self._projects[0] != key:
+            home = self.memory.config.home
+            cwds = {journal.cwd for journal in found.journals}
+            roots = {project_root(cwd, home, cwds) for cwd in cwds}
+            current = project_root(self.home_cwd, home, cwds)
+            roots.add(current)
+            projects = sorted(
+                (Project(_handle(root), root, os.path.basename(root) or root) for root in roots),
+                key=lambda project: (project.name.casefold(), project.root),
+            )
+            self._projects = (key, (next(p for p in projects if p.root == current), projects))
+        return self._projects[1]
 
     def _project(self, handle: str | None) -> Project:
         current, projects = self.projects()
@@ -304,6 +314,7 @@ class ViewServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: ViewServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart (delayed ACK)
 
     def version_string(self) -> str:
         return "pimem-view"

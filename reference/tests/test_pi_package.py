@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tomllib
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -108,3 +109,12 @@ def test_the_packed_package_builds_the_python_side_the_extension_installs(tmp_pa
     with zipfile.ZipFile(wheel) as contents:
         names = set(contents.namelist())
     assert {"pimem/_serve.py", "pimem_conformance/_data/spec/journals.md"} <= names
+
+
+def test_the_package_ships_everything_the_wheel_build_reads() -> None:
+    """A folder added to pyproject's wheel (a package or a force-include) must be shipped too."""
+    build = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"]["build"]
+    wheel = build["targets"]["wheel"]
+    needed = [*wheel["packages"], *wheel.get("force-include", {})]
+    shipped = [root.rstrip("/") for root in _package(REPO / "package.json")["files"]]
+    assert [path for path in needed if path not in shipped] == []

@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pimem._query import fts_all, fts_any, query_terms, scope_of
+from pimem._query import query_terms, scope_of
 from pimem._store import Filters, IndexedJournal, Line, Store
+from pimem._terms import index_text
+from pimem._terms import query_terms as analysed_terms
 
 
 @pytest.mark.parametrize(
@@ -20,34 +22,36 @@ from pimem._store import Filters, IndexedJournal, Line, Store
         ("text:column (group) -minus", ["text", "column", "group", "minus"]),
         ("snake_case-and.dots", ["snake", "case", "and", "dots"]),
         ("Grüße 日本語 café", ["Grüße", "日本語", "café"]),
+        ("pool连接池is", ["pool", "连接池", "is"]),  # a run of a script without spaces is its own term
+        ("हिन्दी भाषा", ["हिन्दी", "भाषा"]),  # combining marks belong to their word
         ("Repeat repeat REPEAT", ["Repeat"]),
         ("!!! ...", []),
     ],
 )
-def test_query_terms_are_letter_digit_runs(query: str, terms: list[str]) -> None:
+def test_query_terms_are_word_runs(query: str, terms: list[str]) -> None:
     assert query_terms(query) == terms
 
 
-def test_quoting() -> None:
-    assert fts_all(["a", 'b"c']) == '"a" "b""c"'
-    assert fts_any(["a", "OR"]) == '"a" OR "OR"'
+def test_a_quote_inside_a_term_is_doubled() -> None:
+    assert [term.match for term in analysed_terms('a b"c')] == ['"a"', '"b"', '"c"']
+    assert analysed_terms("OR")[0].match == '"OR"'
 
 
 @pytest.mark.parametrize(
-    "query", ['"unbalanced', "a OR b", "NEAR(x y)", "pre*", "^x", "text:y", "(z)", "AND", "-"]
+    "query", ['"unbalanced', "a OR b", "NEAR(x y)", "pre*", "^x", "text:y", "(z)", "AND", "-", "zAnd0r"]
 )
 def test_hostile_queries_run_as_literal_matches(query: str, tmp_path: Path) -> None:
     store = Store(str(tmp_path / "index.sqlite"))
     with store.write():
         store.add_file(IndexedJournal("/j.jsonl", "s", "/", "", 0, 0), b"", 0, b"")
-        text = "a OR b near x y pre text y z and unbalanced"
-        store.add_lines(1, [Line(20_000, "e1", None, 0, 1, 0, None, "user", text)])
-    terms = query_terms(query)
-    for match in (fts_all(terms), fts_any(terms)) if terms else ():
+        text = "a OR b near x y pre text y z and unbalanced zAnd0r"
+        store.add_lines(1, [Line(20_000, "e1", None, 0, 1, 0, None, "user", text)], index_text)
+    terms = analysed_terms(query)
+    for match in (" AND ".join(t.match for t in terms), " OR ".join(t.match for t in terms)) if terms else ():
         assert [(found.file_id, found.offset) for found in store.candidates(match, None, Filters(), 10)] == [
             (1, 0)
         ]
-    assert store.candidates(fts_all(["absent"]), None, Filters(), 10) == []
+    assert store.candidates('"absent"', None, Filters(), 10) == []
     store.close()
 
 

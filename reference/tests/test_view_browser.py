@@ -7,7 +7,6 @@ First-contentful-paint is read in the browser and reported (printed, and written
 from __future__ import annotations
 
 import json
-import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,11 +18,8 @@ from viewer_kit import (
     FORGOTTEN_TEXT,
     INJECTED,
     MARKER,
-    PLANTED_CWD,
     RunningViewer,
-    build_corpus,
-    pimem,
-    running_viewer,
+    planted_viewer,
     secret_windows,
 )
 
@@ -38,13 +34,8 @@ _PAINT = """() => new Promise((resolve) => {
 
 @pytest.fixture(scope="module")
 def viewer() -> Iterator[RunningViewer]:
-    with tempfile.TemporaryDirectory(prefix="pimem-view-browser-") as folder:
-        root = Path(folder)
-        build_corpus(root)
-        pimem(root, PLANTED_CWD, "index")
-        pimem(root, PLANTED_CWD, "forget", "a0000004")
-        with running_viewer(root, PLANTED_CWD) as running:
-            yield running
+    with planted_viewer() as running:
+        yield running
 
 
 @pytest.fixture
@@ -104,7 +95,7 @@ def test_search_click_read_and_what_is_on_screen(
     assert page.locator("#results mark").count() >= 2  # the matched terms, highlighted
     assert "<script>window.__pwned = 1</script>" in first.inner_text()  # shown as text
     _assert_clean(page)
-    page.screenshot(path=str(screenshot_dir / "viewer-search.png"))
+    page.screenshot(path=str(screenshot_dir / "viewer-markup.png"))
 
     first.locator("button.head").click()
     _settle(page)
@@ -123,6 +114,7 @@ def test_search_click_read_and_what_is_on_screen(
     page.locator("#search-info").wait_for()
     _assert_clean(page)
     assert "[REDACTED:" in _dom(page)  # the twin: the planted secrets are there, masked
+    page.screenshot(path=str(screenshot_dir / "viewer-search.png"))
 
 
 def test_page_a_long_entry_after_switching_project(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import io
 import socket
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,8 +23,8 @@ from viewer_kit import (
     PLANTED_CWD,
     TREE_CWD,
     RunningViewer,
-    build_corpus,
     pimem,
+    planted_viewer,
     running_viewer,
     secret_windows,
 )
@@ -37,20 +36,15 @@ CSP = (
 
 
 @pytest.fixture(scope="module")
-def corpus() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="pimem-view-") as folder:
-        root = Path(folder)
-        build_corpus(root)
-        pimem(root, PLANTED_CWD, "index")
-        pimem(root, PLANTED_CWD, "forget", "a0000004")
-        yield root
+def viewer() -> Iterator[RunningViewer]:
+    with planted_viewer() as running:
+        assert running.login().status == 303
+        yield running
 
 
 @pytest.fixture(scope="module")
-def viewer(corpus: Path) -> Iterator[RunningViewer]:
-    with running_viewer(corpus, PLANTED_CWD) as running:
-        assert running.login().status == 303
-        yield running
+def corpus(viewer: RunningViewer) -> Path:
+    return viewer.root
 
 
 def _tree_digest(root: Path) -> str:

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -155,6 +156,7 @@ class RunningViewer:
     url: str
     stderr: list[str] = field(default_factory=list)
     cookie: str = ""
+    root: Path = Path()  # the corpus it serves
 
     @property
     def port(self) -> int:
@@ -206,6 +208,19 @@ class RunningViewer:
 
     def stderr_text(self) -> str:
         return "".join(self.stderr)
+
+
+@contextmanager
+def planted_viewer() -> Iterator[RunningViewer]:
+    """The corpus indexed, entry a0000004 forgotten by the user, and a viewer on the planted project."""
+    with tempfile.TemporaryDirectory(prefix="pimem-view-") as folder:
+        root = Path(folder)
+        build_corpus(root)
+        pimem(root, PLANTED_CWD, "index")
+        pimem(root, PLANTED_CWD, "forget", "a0000004")
+        with running_viewer(root, PLANTED_CWD) as running:
+            running.root = root
+            yield running
 
 
 _URL = re.compile(r"pimem view: (http://127\.0\.0\.1:\d+/\?token=[A-Za-z0-9_-]+)")

@@ -114,6 +114,32 @@
     (row, column) => column.impl.requirements[row.key],
   );
 
+  if (data.secret_kinds.length) {
+    root.append(el("h2", {}, "Secrets corpus: recall per kind"));
+    const recall = (tally) => {
+      if (!tally) return el("td", { class: "cell none" }, "not run");
+      const status = tally.caught === tally.planted ? "pass" : "fail";
+      return el("td", { class: `cell ${status}`, "data-status": status }, `${tally.caught}/${tally.planted}`, el("span", { class: "counts" }, `recall ${(tally.recall * 100).toFixed(1)} %`));
+    };
+    const head = el("tr", {}, el("th", {}, "kind"), ...impls.map((impl) => el("th", {}, implName(impl))));
+    const all = el("tr", {}, el("th", {}, "all secrets"), ...impls.map((impl) => recall(impl.corpus && impl.corpus.secrets)));
+    const lookalikes = el(
+      "tr",
+      {},
+      el("th", {}, "look-alikes changed"),
+      ...impls.map((impl) => {
+        const tally = impl.corpus && impl.corpus.lookalikes;
+        if (!tally) return el("td", { class: "cell none" }, "not run");
+        const status = tally.false_positives ? "fail" : "pass";
+        return el("td", { class: `cell ${status}`, "data-status": status }, `${tally.false_positives}/${tally.planted}`);
+      }),
+    );
+    const rows = data.secret_kinds.map((kind) =>
+      el("tr", {}, el("th", {}, kind), ...impls.map((impl) => recall(impl.corpus && impl.corpus.secret_kinds[kind]))),
+    );
+    root.append(el("div", { class: "wide" }, el("table", { id: "corpus" }, el("thead", {}, head), el("tbody", {}, all, lookalikes, ...rows))));
+  }
+
   root.append(el("h2", {}, "Failing cases"));
   for (const impl of impls) {
     root.append(el("h3", {}, `${implName(impl)}: ${impl.failures.length} failing case(s)`));

@@ -31,6 +31,7 @@ from pimem_tools.bench._queries import Query, TermSample, build_queries
 from pimem_tools.bench._ripgrep import ensure_ripgrep, time_ripgrep
 from pimem_tools.bench._stats import MB, mb_per_s, percentile
 from pimem_tools.bench._targets import target_table
+from pimem_tools.bench._viewer import time_viewer_searches
 
 __all__ = ["Options", "run"]
 
@@ -203,8 +204,12 @@ def _measure(
     client = _reference.ToolClient(_workspace(corpus, main.state_dir, session_file), now)
     search_times = time_searches(client, queries)
     read_samples = time_reads(client, list(search_times.hits))
+    _say("7. the same searches through pimem view's HTTP endpoint, each beside the tool's")
+    workspace = _workspace(corpus, main.state_dir, session_file)
+    viewer_samples, paired_tool = time_viewer_searches(workspace, now, queries, client)
     client.close()
     search = _search_block(queries, search_times)
+    viewer = {**_latency_block(viewer_samples), "tool_p50_ms": percentile(paired_tool, 0.5)}
 
     _say("8. ripgrep over the same corpus")
     ripgrep = _ripgrep_block(corpus, queries, search_times.samples_ms)
@@ -251,6 +256,7 @@ def _measure(
         "index_size_ratio": main.index_bytes / corpus.bytes,
         "search_p50_ms": search["p50_ms"],
         "search_p99_ms": search["p99_ms"],
+        "viewer_search_overhead_ms": viewer["p50_ms"] - viewer["tool_p50_ms"],
         "append_to_searchable_ms": append_median,
         "ripgrep_speedup": ripgrep.get("speedup"),
         "peak_rss_mb": peak_rss / MB,
@@ -312,6 +318,7 @@ def _measure(
             "entries": stages.entries,
         },
         "search": search,
+        "viewer_search": viewer,
         "read": {
             "pages": len(read_samples),
             "p50_ms": percentile(read_samples, 0.5),

@@ -39,6 +39,13 @@ TARGETS: tuple[Target, ...] = (
     Target("search_p50_ms", 5.0, "at_most", "ms", "search latency p50, end to end through the tool"),
     Target("search_p99_ms", 50.0, "at_most", "ms", "search latency p99, end to end through the tool"),
     Target(
+        "viewer_search_overhead_ms",
+        2.0,
+        "at_most",
+        "ms",
+        "pimem view's search p50 over HTTP minus the tool's p50, each query to both in turn",
+    ),
+    Target(
         "append_to_searchable_ms",
         20.0,
         "at_most",

@@ -1,0 +1,257 @@
+"""What a word is, for every script: the text the index is given, and the terms of a query.
+
+FTS5's `unicode61` tokenizer (with combining marks counted as token characters, so Devanagari,
+Thai and Arabic words stay whole) does the bulk of the work in C. Before a text goes in, this module
+adds what unicode61 cannot know:
+
+- runs of scripts written without spaces (Han, Hiragana, Katakana, Hangul, Thai, Lao, Khmer,
+  Myanmar) become their characters and character pairs (a character with the marks that follow
+  it), so a word of any length is found inside a longer run: one character by its unigram, two by
+  their bigram, more by all their bigrams, with contiguity checked on the candidate's line;
+- identifiers with internal boundaries (`exponentialBackoff`, `HTTPServer`, `sha256sum`) keep their
+  whole token and add their parts, so a part or a run of consecutive parts is found;
+- Arabic harakat are dropped on both sides, so a word matches with or without them.
+
+A query is cut the same way into terms, each an FTS5 expression plus the atoms (parts, or
+characters) a candidate's line must hold contiguously when the index alone cannot tell.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import unicodedata
+from dataclasses import dataclass
+from importlib import resources
+
+import Stemmer
+
+__all__ = [
+    "STOP_WORDS",
+    "Term",
+    "atoms",
+    "contains_run",
+    "index_text",
+    "query_sequence",
+    "query_terms",
+    "sequence_in",
+    "split_terms",
+    "stem_prefix",
+]
+
+# Scripts written without spaces between words (Hangul: particles attach to words).
+_NO_SPACE_RANGES = (
+    "\u0e00-\u0eff"  # Thai, Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u17ff\u19e0-\u19ff"  # Khmer
+    "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"  # Hangul
+    "\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3038-\u303b\u3040-\u30ff\u31f0-\u31ff"  # CJK, kana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_NO_SPACE_RUN = re.compile(f"[{_NO_SPACE_RANGES}]+")
+_NO_SPACE_CHAR = re.compile(f"[{_NO_SPACE_RANGES}]")
+_HARAKAT = re.compile("[\u064b-\u065f\u0670]")
+# A letter/digit run (ASCII) with an internal boundary: lower→upper, upper run→word, letter↔digit.
+_IDENTIFIER = re.compile(
+    r"(?<![A-Za-z0-9])(?=[A-Za-z0-9]*?(?:[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z][0-9]|[0-9][A-Za-z]))"
+    r"[A-Za-z0-9]+"
+)
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_MAX_PARTS = 8  # more is a hash or an encoded blob, not an identifier
+_HEX = re.compile(r"[0-9a-f]{8,}")  # ids and digests: their "parts" would be noise
+_MAX_RUN_UNITS = 2_000  # characters of one run indexed as unigrams and bigrams
+
+
+def _token_char(char: str) -> bool:
+    """A character of a word: letters, digits, private use, and combining marks (JM-SEARCH-041)."""
+    category = unicodedata.category(char)
+    return category[0] in "LNM" or category == "Co"
+
+
+def _units(run: str) -> list[str]:
+    """The characters of a run without spaces, each with the combining marks that follow it."""
+    units: list[str] = []
+    for char in run:
+        if units and unicodedata.category(char)[0] == "M":
+            units[-1] += char
+        else:
+            units.append(char)
+    return units
+
+
+def _grams(run: str) -> str:
+    units = _units(run)[:_MAX_RUN_UNITS]
+    pairs = [a + b for a, b in itertools.pairwise(units)]
+    return " " + " ".join(dict.fromkeys(units + pairs)) + " "
+
+
+def _parts(identifier: str) -> list[str]:
+    return _PART.findall(identifier)
+
+
+def index_text(text: str) -> str:
+    """The text FTS5 indexes for an entry's (redacted) text: see the module's docstring."""
+    if _HARAKAT.search(text):
+        text = _HARAKAT.sub("", text)
+    extra: list[str] = []
+    if _NO_SPACE_CHAR.search(text):
+        text = _NO_SPACE_RUN.sub(lambda match: _grams(match.group()), text)
+    for identifier in dict.fromkeys(_IDENTIFIER.findall(text)):
+        if _HEX.fullmatch(identifier):
+            continue
+        parts = _parts(identifier)
+        if len(parts) <= _MAX_PARTS:
+            extra += parts
+    return text if not extra else text + "\n" + " ".join(extra)
+
+
+def split_terms(query: str) -> list[str]:
+    """Runs of word characters, cut where a script without spaces starts or ends (each such run is
+    one term), without repeats, in order."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    text = _HARAKAT.sub("", unicodedata.normalize("NFC", query))
+    run: list[str] = []
+    for char in text + " ":
+        if _token_char(char) and not (run and _no_space(run[-1]) != _no_space(char) and not _mark(char)):
+            run.append(char)
+            continue
+        if run:
+            term = "".join(run)
+            if term.casefold() not in seen:
+                seen.add(term.casefold())
+                terms.append(term)
+        run = [char] if _token_char(char) else []
+    return terms
+
+
+def _mark(char: str) -> bool:
+    return unicodedata.category(char)[0] == "M"
+
+
+def _no_space(char: str) -> bool:
+    return _NO_SPACE_CHAR.match(char) is not None
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True)
+class Term:
+    """One query term: how FTS5 finds its candidates, and what their lines must hold."""
+
+    text: str
+    match: str  # an FTS5 expression
+    atoms: tuple[str, ...]  # lower-cased parts or characters, in order
+    check: bool  # whether a candidate's line must be checked for the atoms in a row
+    whole: str | None = None  # an FTS5 expression for the term as one token: no check needed
+
+    @property
+    def stop_word(self) -> bool:
+        return self.text.lower() in STOP_WORDS
+
+
+def query_terms(query: str) -> list[Term]:
+    terms = []
+    for text in split_terms(query):
+        if _no_space(text[0]):
+            units = [unit.lower() for unit in _units(text)]
+            grams = [a + b for a, b in itertools.pairwise(units)] or units
+            terms.append(Term(text, " AND ".join(map(_quote, grams)), tuple(units), len(units) > 2))
+            continue
+        parts = _parts(text) if text.isascii() else []
+        if len(parts) > 1:
+            lowered = [part.lower() for part in parts]
+            match = f"({_quote(text)} OR ({' AND '.join(map(_quote, lowered))}))"
+            terms.append(Term(text, match, tuple(lowered), True, _quote(text)))
+        else:
+            terms.append(Term(text, _quote(text), (text.lower(),), False))
+    return terms
+
+
+def atoms(text: str) -> list[tuple[str, ...]]:
+    """A line as query terms see it: per word, its lower-cased whole and parts, or for a run
+    without spaces its characters, one word each (so contiguity never crosses a word)."""
+    words: list[tuple[str, ...]] = []
+    for term in split_terms_keep(text):
+        if _no_space(term[0]):
+            words.append(tuple(unit.lower() for unit in _units(term)))
+        elif term.isascii() and len(parts := _parts(term)) > 1:
+            words.append((term.lower(), *(part.lower() for part in parts)))
+        else:
+            words.append((term.lower(),))
+    return words
+
+
+def split_terms_keep(text: str) -> list[str]:
+    """Like `split_terms`, with repeats (the words of a line, in order)."""
+    words: list[str] = []
+    run: list[str] = []
+    for char in _HARAKAT.sub("", text) + " ":
+        if _token_char(char) and not (run and _no_space(run[-1]) != _no_space(char) and not _mark(char)):
+            run.append(char)
+            continue
+        if run:
+            words.append("".join(run))
+        run = [char] if _token_char(char) else []
+    return words
+
+
+def contains_run(words: list[tuple[str, ...]], wanted: tuple[str, ...], whole: str) -> bool:
+    """Whether one word is `whole`, or holds `wanted` as consecutive parts or characters."""
+    size = len(wanted)
+    for word in words:
+        if word[0] == whole:
+            return True
+        parts = word[1:] if len(word) > 1 and word[0] != word[1] and not _no_space(word[0][0]) else word
+        for start in range(len(parts) - size + 1):
+            if parts[start : start + size] == wanted:
+                return True
+    return False
+
+
+def _stream(words: list[tuple[str, ...]]) -> list[str]:
+    """Words as one run of atoms: an identifier as its parts, a run without spaces as characters."""
+    stream: list[str] = []
+    for word in words:
+        stream += list(word[1:]) if len(word) > 1 and not _no_space(word[0][0]) else list(word)
+    return stream
+
+
+def query_sequence(query: str) -> list[str]:
+    """The query's atoms in order, repeats kept: what `sequence_in` looks for."""
+    return _stream(atoms(query))
+
+
+def sequence_in(words: list[tuple[str, ...]], wanted: list[str]) -> bool:
+    """Whether a line holds the query's atoms one after the other (a contiguous run of words)."""
+    stream, size = _stream(words), len(wanted)
+    first = wanted[0] if wanted else ""
+    return any(
+        stream[start : start + size] == wanted
+        for start in range(len(stream) - size + 1)
+        if stream[start] == first
+    )
+
+
+_STEMMER = Stemmer.Stemmer("porter")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def stem_prefix(word: str) -> str | None:
+    """The Porter stem of a word, when it is long enough to search as a prefix and differs from it."""
+    lowered = word.lower()
+    if not lowered.isascii() or not lowered.isalpha():
+        return None
+    stem: str = _STEMMER.stemWord(lowered)
+    return stem if len(stem) >= 4 and stem != lowered else None
+
+
+def _load_stop_words() -> frozenset[str]:
+    text = resources.files("pimem").joinpath("stop-words-en.txt").read_text(encoding="utf-8")
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+STOP_WORDS = _load_stop_words()

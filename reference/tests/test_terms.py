@@ -1,0 +1,87 @@
+"""What the index is given for a text, and what a query term asks of it (see _terms.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pimem
+import pytest
+from pimem._terms import STOP_WORDS, atoms, contains_run, index_text, query_sequence, query_terms, sequence_in
+
+
+def _tokens(text: str) -> set[str]:
+    return set(index_text(text).lower().split())
+
+
+def test_a_run_without_spaces_becomes_its_characters_and_pairs() -> None:
+    tokens = _tokens("数据库迁移")
+    assert {"数", "据", "库", "迁", "移", "数据", "据库", "库迁", "迁移"} <= tokens
+    assert "数据库迁移" not in tokens
+
+
+def test_a_character_keeps_its_marks() -> None:
+    assert {"น้", "ำ", "น้ำ"} <= _tokens("น้ำ")  # the tone mark stays on its letter
+    assert "น" not in _tokens("น้ำ")
+
+
+def test_identifiers_keep_their_whole_and_add_their_parts() -> None:
+    tokens = _tokens("exponentialBackoff HTTPServer sha256sum parseJSONResponse")
+    assert {"exponentialbackoff", "exponential", "backoff", "http", "server", "sha", "256", "sum"} <= tokens
+    assert {"parse", "json", "response"} <= tokens
+
+
+def test_hex_ids_and_long_blobs_add_no_parts() -> None:
+    assert index_text("id 0193a4b2ff digest") == "id 0193a4b2ff digest"
+    blob = "aB1cD2eF3gH4iJ5kL6"  # more than eight parts: not an identifier
+    assert index_text(blob) == blob
+
+
+def test_harakat_are_dropped_on_both_sides() -> None:
+    assert index_text("البَيَانَاتِ") == "البيانات"
+    assert query_terms("البَيَانَاتِ")[0].text == "البيانات"
+
+
+@pytest.mark.parametrize(
+    ("query", "match", "check"),
+    [
+        ("库", '"库"', False),
+        ("外键", '"外键"', False),
+        ("迁移失败", '"迁移" AND "移失" AND "失败"', True),
+        ("backoff", '"backoff"', False),
+        ("exponentialBackoff", '("exponentialBackoff" OR ("exponential" AND "backoff"))', True),
+    ],
+)
+def test_query_terms_say_how_the_index_finds_them(query: str, match: str, check: bool) -> None:
+    (term,) = query_terms(query)
+    assert (term.match, term.check) == (match, check)
+
+
+def test_contiguity_is_checked_within_one_word() -> None:
+    line = atoms("retry with exponentialBackoff; 迁移脚本写好了\uff0c失败再说")
+    assert contains_run(line, ("exponential", "backoff"), "exponentialbackoff")
+    assert not contains_run(line, ("backoff", "exponential"), "backoffexponential")
+    assert contains_run(line, ("迁", "移"), "迁移")
+    assert not contains_run(line, ("迁", "移", "失", "败"), "迁移失败")
+    assert not contains_run(
+        atoms("the exponential backoff"), ("exponential", "backoff"), "exponentialbackoff"
+    )
+
+
+def test_the_whole_query_in_sequence() -> None:
+    wanted = query_sequence("test_loqua.py")
+    assert sequence_in(atoms("see tests/test_loqua.py:12"), wanted)
+    assert not sequence_in(atoms("test_loqua_extra.py"), wanted)
+    assert not sequence_in(atoms("py test loqua"), wanted)
+    repeated = query_sequence("a_b of b")  # repeats count: "a b of b", not "a b of"
+    assert not sequence_in(atoms("a_b of c"), repeated)
+
+
+def test_stop_words_are_function_words_only() -> None:
+    assert {"the", "did", "we", "what", "how", "for"} <= STOP_WORDS
+    assert not {"error", "index", "search", "file", "test"} & STOP_WORDS
+
+
+def test_the_shipped_stop_list_is_the_spec_s() -> None:
+    # The package carries its own copy (npm packs no symlinks); the spec's list is the normative one.
+    shipped = Path(pimem.__file__).with_name("stop-words-en.txt").read_bytes()
+    assert shipped == (Path(__file__).resolve().parents[2] / "spec" / "stop-words" / "en.txt").read_bytes()

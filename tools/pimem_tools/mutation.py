@@ -1,0 +1,338 @@
+"""Mutation testing of the reference against the conformance cases alone.
+
+`python -m pimem_tools.mutation run [--per-module N] [--modules a,b]` enumerates the mutants of
+the core modules of `reference/pimem`, runs the conformance cases (single-process cases, no
+`reference/tests`) against each mutant in a fresh interpreter, and writes
+`tools/mutation/results.json` with the tree it measured. A mutant is *killed* when some case
+fails or errors, *survived* otherwise.
+
+Each mutant is applied at import: a meta-path finder hands the interpreter the mutated source of
+its module before anything imports it, so every `from ._x import name` binds the mutated code and
+the suite cannot reach an unmutated copy (the trap of tools that copy the tree). `check` proves the
+set-up: a planted mutant that the suite must kill, killed through the same path.
+
+The operator set is fixed:
+- `compare`: a comparison flipped (`==`/`!=`, `<`/`>=`, `>`/`<=`, `in`/`not in`, `is`/`is not`);
+- `boolean`: `True`/`False` swapped, and `not x` replaced by `x`;
+- `boolop`: `and`/`or` swapped;
+- `int`: an integer constant plus one and minus one (two mutants);
+- `statement`: a statement that is a call removed (replaced by `pass`);
+- `return`: a returned value replaced by `None`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import contextlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["CORE_MODULES", "OPERATORS", "Mutant", "apply", "check", "mutants", "run_mutant"]
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "reference" / "pimem"
+RESULTS = REPO / "tools" / "mutation" / "results.json"
+CORE_MODULES = ("_scope", "_query", "_journals", "_extract", "_redact", "_index", "_store")
+OPERATORS = ("compare", "boolean", "boolop", "int", "statement", "return")
+_FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+# The mutant the set-up check plants: the AWS context reach of 200 characters becomes 201.
+PLANTED = ("_redact", "_AWS_CONTEXT_CHARS = 200", "_AWS_CONTEXT_CHARS = 201")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    module: str  # "_query"
+    index: int  # the n-th mutation site of the module, in walk order
+    operator: str
+    line: int
+    description: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}:{self.index}"
+
+
+def _returns_none(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
+
+
+def _sites(tree: ast.AST) -> Iterator[tuple[ast.AST, str, int, str]]:
+    """(node, operator, variant, description) of every mutation, in a stable walk order."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for number, op in enumerate(node.ops):
+                if type(op) in _FLIPPED:
+                    yield node, "compare", number, f"{type(op).__name__} -> {_FLIPPED[type(op)].__name__}"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            yield node, "boolean", 0, f"{node.value} -> {not node.value}"
+        elif isinstance(node, ast.Constant) and type(node.value) is int:
+            yield node, "int", 1, f"{node.value} -> {node.value + 1}"
+            yield node, "int", -1, f"{node.value} -> {node.value - 1}"
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            yield node, "boolean", 1, "not x -> x"
+        elif isinstance(node, ast.BoolOp):
+            yield (
+                node,
+                "boolop",
+                0,
+                f"{type(node.op).__name__} -> {'Or' if isinstance(node.op, ast.And) else 'And'}",
+            )
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            yield node, "statement", 0, "call statement removed"
+        elif isinstance(node, ast.Return) and node.value is not None and not _returns_none(node.value):
+            yield node, "return", 0, "return value -> None"
+
+
+def _source(module: str) -> str:
+    return (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
+
+
+def mutants(module: str) -> list[Mutant]:
+    tree = ast.parse(_source(module))
+    return [
+        Mutant(module, number, operator, getattr(node, "lineno", 0), description)
+        for number, (node, operator, _variant, description) in enumerate(_sites(tree))
+    ]
+
+
+class _Mutate(ast.NodeTransformer):
+    def __init__(self, target: ast.AST, operator: str, variant: int) -> None:
+        self.target, self.operator, self.variant = target, operator, variant
+
+    def visit(self, node: ast.AST) -> Any:
+        if node is not self.target:
+            return self.generic_visit(node)
+        if isinstance(node, ast.Compare):
+            ops = list(node.ops)
+            ops[self.variant] = _FLIPPED[type(ops[self.variant])]()
+            return ast.copy_location(ast.Compare(node.left, ops, node.comparators), node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            return ast.copy_location(ast.Constant(not node.value), node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return ast.copy_location(ast.Constant(node.value + self.variant), node)
+        if isinstance(node, ast.UnaryOp):
+            return node.operand
+        if isinstance(node, ast.BoolOp):
+            flipped = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+            return ast.copy_location(ast.BoolOp(flipped, node.values), node)
+        if isinstance(node, ast.Expr):
+            return ast.copy_location(ast.Pass(), node)
+        if isinstance(node, ast.Return):
+            return ast.copy_location(ast.Return(ast.Constant(None)), node)
+        raise AssertionError(f"no mutation for {ast.dump(node)[:80]}")
+
+
+def apply(mutant: Mutant) -> str:
+    """The mutated source of the mutant's module."""
+    tree = ast.parse(_source(mutant.module))
+    node, operator, variant, _ = list(_sites(tree))[mutant.index]
+    mutated = ast.fix_missing_locations(_Mutate(node, operator, variant).visit(tree))
+    return ast.unparse(mutated)
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves `pimem.<module>` from the given source instead of the file."""
+
+    def __init__(self, fullname: str, source: str) -> None:
+        self.fullname, self.source = fullname, source
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> Any:
+        if fullname != self.fullname:
+            return None
+        origin = str(PACKAGE / f"{fullname.rsplit('.', 1)[1]}.py")
+        return importlib.util.spec_from_loader(fullname, self, origin=origin)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__file__ = str(PACKAGE / f"{self.fullname.rsplit('.', 1)[1]}.py")
+        exec(compile(self.source, module.__file__, "exec"), module.__dict__)
+
+
+def _run_cases_here() -> tuple[bool, str]:
+    """(killed, the first failing case) over every single-process case, stopping at the first failure."""
+    from pimem._serve import ProtocolServer
+    from pimem_conformance import Adapter, InProcessConnector, load_cases, load_schemas, run_case
+
+    schemas = load_schemas()
+    adapter = Adapter(InProcessConnector(ProtocolServer), schemas)
+    try:
+        adapter.start()
+        for case in load_cases():
+            if case.processes > 1:
+                continue  # its other processes would import the unmutated module
+            outcome = run_case(adapter, case, schemas).outcome
+            if outcome != "pass":
+                return True, f"{case.id} ({outcome})"
+    except Exception as error:  # a mutant that breaks the adapter itself is killed too
+        return True, f"adapter broke: {type(error).__name__}"
+    finally:
+        with contextlib.suppress(Exception):  # the mutant may have broken stop; the verdict stands
+            adapter.stop()
+    return False, ""
+
+
+def _worker(module: str, source: str) -> int:
+    sys.meta_path.insert(0, _Finder(f"pimem.{module}", source))
+    killed, by = _run_cases_here()
+    print(json.dumps({"killed": killed, "by": by}))
+    return 0
+
+
+def run_mutant(module: str, source: str, timeout: float = 180) -> dict[str, Any]:
+    """Run the cases against `module` replaced by `source`, in a fresh interpreter."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    command = [sys.executable, "-m", "pimem_tools.mutation", "worker", module]
+    try:
+        done = subprocess.run(
+            command, input=source, capture_output=True, text=True, timeout=timeout, env=env, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return {"killed": True, "by": "timeout"}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if not lines:  # the mutant does not even import: the suite's very first request fails
+        return {"killed": True, "by": f"no verdict (exit {done.returncode})"}
+    verdict: dict[str, Any] = json.loads(lines[-1])
+    return verdict
+
+
+def planted_source() -> str:
+    module, old, new = PLANTED
+    source = _source(module)
+    if old not in source:
+        raise ValueError(f"the planted mutant needs {old!r} in pimem/{module}.py")
+    return source.replace(old, new, 1)
+
+
+def check() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The verdicts on the planted mutant (must be killed) and on the unmutated module (must survive)."""
+    return run_mutant(PLANTED[0], planted_source()), run_mutant(PLANTED[0], _source(PLANTED[0]))
+
+
+def _git(*argv: str) -> str:
+    return subprocess.run(["git", *argv], cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _sample(module: str, per_module: int | None, seed: int) -> list[Mutant]:
+    every = mutants(module)
+    if per_module is None or per_module >= len(every):
+        return every
+    return sorted(random.Random(f"{seed}:{module}").sample(every, per_module), key=lambda m: m.index)
+
+
+def run(
+    modules: Sequence[str], per_module: int | None, seed: int, output: Path, jobs: int = 1
+) -> dict[str, Any]:
+    started = time.time()
+    planted, control = check()
+    if not planted["killed"] or control["killed"]:
+        raise SystemExit(f"the set-up is broken: planted {planted}, unmutated {control}")
+    results: dict[str, Any] = {}
+    for module in modules:
+        sample = _sample(module, per_module, seed)
+        survived, killed = [], 0
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            verdicts = list(pool.map(lambda mutant: run_mutant(mutant.module, apply(mutant)), sample))
+        for mutant, verdict in zip(sample, verdicts, strict=True):
+            if verdict["killed"]:
+                killed += 1
+            else:
+                survived.append(
+                    {
+                        "mutant": mutant.name,
+                        "operator": mutant.operator,
+                        "line": mutant.line,
+                        "description": mutant.description,
+                    }
+                )
+            print(
+                f"{mutant.name:<14} {'killed' if verdict['killed'] else 'SURVIVED'} {verdict.get('by', '')}",
+                flush=True,
+            )
+        results[module] = {
+            "mutants_in_module": len(mutants(module)),
+            "sampled": len(sample),
+            "killed": killed,
+            "survived": survived,
+            "equivalent": [],
+            "kill_rate": round(killed / len(sample), 4) if sample else None,
+        }
+    sampled = sum(r["sampled"] for r in results.values())
+    killed_all = sum(r["killed"] for r in results.values())
+    content = {
+        "trees": {
+            "reference": _git("rev-parse", "HEAD:reference"),
+            "commit": _git("rev-parse", "HEAD"),
+            "clean": _git("status", "--porcelain", "--", "reference") == "",
+        },
+        "operators": list(OPERATORS),
+        "cases": "every single-process conformance case (no reference/tests)",
+        "sample": {"per_module": per_module, "seed": seed, "jobs": jobs},
+        "planted": {"mutant": f"{PLANTED[0]}: {PLANTED[1]} -> {PLANTED[2]}", "killed_by": planted["by"]},
+        "modules": results,
+        "overall": {
+            "sampled": sampled,
+            "killed": killed_all,
+            "kill_rate": round(killed_all / sampled, 4) if sampled else None,
+        },
+        "seconds": round(time.time() - started),
+    }
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
+    return content
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m pimem_tools.mutation", description=__doc__.splitlines()[0]
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    runs = commands.add_parser("run", help="measure the core modules and write the results")
+    runs.add_argument("--modules", default=",".join(CORE_MODULES))
+    runs.add_argument("--per-module", type=int, default=None, help="a seeded sample of this many per module")
+    runs.add_argument("--seed", type=int, default=12)
+    runs.add_argument("--output", type=Path, default=RESULTS)
+    runs.add_argument("--jobs", type=int, default=1, help="mutants run at once (each in its own interpreter)")
+    commands.add_parser("check", help="the planted mutant must be killed")
+    worker = commands.add_parser("worker", help=argparse.SUPPRESS)
+    worker.add_argument("module")
+    options = parser.parse_args(argv)
+    if options.command == "worker":
+        return _worker(options.module, sys.stdin.read())
+    if options.command == "check":
+        planted, control = check()
+        print(json.dumps({"planted": planted, "unmutated": control}))
+        return 0 if planted["killed"] and not control["killed"] else 1
+    content = run(options.modules.split(","), options.per_module, options.seed, options.output, options.jobs)
+    print(json.dumps(content["overall"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
