@@ -55,7 +55,7 @@ from pimem_conformance._paths import (
     shared_journals_dir,
     spec_dir,
 )
-from pimem_conformance._releases import freeze_release
+from pimem_conformance._releases import freeze_release, scored
 from pimem_conformance._report import REPORT_SCHEMA_ID
 from pimem_conformance._report_html import badge_svg, badge_text, page_data, render_page
 from pimem_conformance._runner import (
@@ -135,6 +135,7 @@ __all__ = [
     "result_ids",
     "run_case",
     "run_cases",
+    "scored",
     "select_cases",
     "shared_journals_1x_dir",
     "shared_journals_dir",

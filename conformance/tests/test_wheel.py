@@ -197,11 +197,15 @@ def test_the_readme_test_your_own_implementation_runs_as_written(installed: Path
     commands = [
         line.split()[1] if line.startswith("pimem-conformance") else line.split()[0] for line, _ in ran
     ]
-    assert commands == ["init-adapter", "run", "summary", "init-adapter", "run", "show", "pytest"]
+    assert commands == [
+        "init-adapter", "run", "summary", "init-adapter", "run", "show", "pytest", "report", "report"
+    ]  # fmt: skip
     assert (work / "report.jsonl").is_file() and (work / "junit.xml").is_file()
     summary = ran[2][1].stdout
     assert summary.startswith("## minimal-adapter") and "| area | status |" in summary
     assert (work / "adapter.py").read_text() == (
         ROOT / "conformance" / "examples" / "minimal_adapter.py"
     ).read_text()
-    assert "test_my_memory.py" in ran[-1][1].stdout and "failed" in ran[-1][1].stdout
+    pytest_run = ran[commands.index("pytest")][1]
+    assert "test_my_memory.py" in pytest_run.stdout and "failed" in pytest_run.stdout
+    assert "<html" in (work / "report.html").read_text() and "<svg" in (work / "badge.svg").read_text()

@@ -60,8 +60,9 @@ _FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Is: ast.IsNot,
     ast.IsNot: ast.Is,
 }
-# The mutant the set-up check plants: the AWS context reach of 200 characters becomes 201.
-PLANTED = ("_redact", "_AWS_CONTEXT_CHARS = 200", "_AWS_CONTEXT_CHARS = 201")
+# The mutant the set-up check plants: the tool's largest limit of 50 becomes 51 (the case
+# search-limit-invalid-over-fifty kills it).
+PLANTED = ("_tool", '"limit": (1, 50, 10)', '"limit": (1, 51, 10)')
 
 
 @dataclass(frozen=True)
@@ -178,15 +179,15 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def _run_cases_here() -> tuple[bool, str]:
     """(killed, the first failing case) over every single-process case, stopping at the first failure."""
     from pimem._serve import ProtocolServer
-    from pimem_conformance import Adapter, InProcessConnector, load_cases, load_schemas, run_case
+    from pimem_conformance import Adapter, InProcessConnector, load_cases, load_schemas, run_case, scored
 
     schemas = load_schemas()
     adapter = Adapter(InProcessConnector(ProtocolServer), schemas)
     try:
         adapter.start()
         for case in load_cases():
-            if case.processes > 1:
-                continue  # its other processes would import the unmutated module
+            if case.processes > 1 or not scored(case, None):
+                continue  # other processes would import the unmutated module; withdrawn cases are history
             outcome = run_case(adapter, case, schemas).outcome
             if outcome != "pass":
                 return True, f"{case.id} ({outcome})"

@@ -50,20 +50,28 @@ PAGE = 16_000
 CARRIERS = 7  # user, assistant, tool call, bash, tool result, compaction summary, custom message
 ITEMS_PER_JOURNAL = 10  # fewer, fuller journals keep each call's discovery cheap
 SLICE = 1 << 20  # the spec's 1 MB redaction slice
+_RUN = re.compile(r"[^\W_]+")
+# Identifier parts (JM-SEARCH-042): a case change, an upper-case run before a word, letters and digits.
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W\d_]+")
+
+
+def runs(text: str) -> set[str]:
+    """What a search can match: maximal runs of Unicode letters and digits and the identifier parts
+    of each, case-folded."""
+    found = set()
+    for run in _RUN.findall(text):
+        found.add(run.casefold())
+        found.update(part.casefold() for part in _PART.findall(run))
+    return found
+
+
 # The words of a `[REDACTED:<class>]` marker, which may stand where a secret was.
 MARKER_TERMS = {"redacted"} | {
     word
     for secret in CORPUS.secrets
     for marker in (secret.redaction_class, *secret.classes)
-    for word in re.split(r"[^a-z0-9]+", marker)
-    if word
+    for word in runs(marker)
 }
-_RUN = re.compile(r"[^\W_]+")
-
-
-def runs(text: str) -> set[str]:
-    """The spec's query terms: maximal runs of Unicode letters and digits, case-folded."""
-    return {run.casefold() for run in _RUN.findall(text)}
 
 
 @dataclass(frozen=True)
@@ -93,7 +101,15 @@ class Planted:
             terms |= runs(secret[len(prefix) :])
         for window in self.windows():
             terms |= runs(window)
-        return sorted(terms - self.innocent - MARKER_TERMS)
+        known = self.innocent | MARKER_TERMS
+        # a run made only of parts the entry's other text has is no evidence either way; the
+        # issue's twin-journal rule decides such runs (not built yet)
+        kept = []
+        for term in sorted(terms - known):
+            parts = runs(term) - {term}
+            if not parts or not parts <= known:
+                kept.append(term)
+        return kept
 
 
 def extracted_text(index: int, text: str) -> str:

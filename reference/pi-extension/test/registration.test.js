@@ -547,11 +547,13 @@ test("a Pi that quits mid-install (a pi -p run) leaves the install to finish by 
   assert.equal(quit.status, 0, String(quit.stderr));
   const stamp = join(workdir, "agent", "memory-runtime", "installed.json");
   assert.equal(existsSync(stamp), false, "Pi quit before pip was done");
-  for (let attempt = 0; attempt < 400 && !existsSync(stamp); attempt += 1) {
+  const lock = join(workdir, "agent", "memory-runtime", "install.lock");
+  // the install writes its stamp, then gives the lock back: wait for both (bounded), never for a time
+  for (let attempt = 0; attempt < 400 && (!existsSync(stamp) || existsSync(lock)); attempt += 1) {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   assert.ok(existsSync(stamp), "the detached install wrote its stamp");
-  assert.equal(existsSync(join(workdir, "agent", "memory-runtime", "install.lock")), false, "and gave the lock back");
+  assert.equal(existsSync(lock), false, "and gave the lock back");
   const { tools } = load();
   const result = await tools[0].execute("c", { action: "search", query: "y" }, undefined, undefined, fakeContext().ctx);
   assert.equal(result.content[0].text, 'fake memory_context {"action":"search","query":"y"}');
