@@ -45,7 +45,7 @@ def test_hostile_queries_run_as_literal_matches(query: str, tmp_path: Path) -> N
     with store.write():
         store.add_file(IndexedJournal("/j.jsonl", "s", "/", "", 0, 0), b"", 0, b"")
         text = "a OR b near x y pre text y z and unbalanced zAnd0r"
-        store.add_lines(1, [Line(20_000, "e1", None, 0, 1, 0, None, "user", text)], index_text)
+        store.add_lines(1, [Line(20_000, "e1", None, 0, 1, 0, None, "user", len(text), index_text(text))])
     terms = analysed_terms(query)
     for match in (" AND ".join(t.match for t in terms), " OR ".join(t.match for t in terms)) if terms else ():
         assert [(found.file_id, found.offset) for found in store.candidates(match, None, Filters(), 10)] == [
