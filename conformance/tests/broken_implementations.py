@@ -32,6 +32,7 @@ from pimem import (
     _journals,
     _maintenance,
     _memory,
+    _prepare,
     _query,
     _redact,
     _redact_rules,
@@ -310,7 +311,7 @@ def _raw_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return extract
 
-    _wrap(monkeypatch, _index, "extract", make)
+    _wrap(monkeypatch, _prepare, "extract", make)
     _wrap(monkeypatch, _query, "extract", make)
 
 
@@ -321,7 +322,7 @@ def _sensitive_files_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
 def _long_lines_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     # The max_line_bytes setting is ignored: every line is parsed, however long.
     monkeypatch.setattr(
-        _index,
+        _prepare,
         "read_chunk",
         lambda path, start, max_line_bytes, *rest: _journals.read_chunk(path, start, 2**62, *rest),
     )
@@ -509,7 +510,7 @@ def _partial_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return read_chunk
 
-    _wrap(monkeypatch, _index, "read_chunk", make)
+    _wrap(monkeypatch, _prepare, "read_chunk", make)
 
 
 def _rewrites_not_detected(monkeypatch: pytest.MonkeyPatch) -> None:
