@@ -86,12 +86,12 @@ def _trust_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
     """
 
     def make(original: Any) -> Any:
-        def load(view: Any, row: Any) -> Any:
+        def load(view: Any, row: Any, *rest: Any) -> Any:
             raw = _journals.read_line_at(row.path, row.offset, row.length)
             line = _journals.parse_line(raw) if raw is not None else None
             found = line.get("id") if isinstance(line, dict) else None
             if isinstance(found, str):
-                return original(view, dataclasses.replace(row, entry_id=found))
+                return original(view, dataclasses.replace(row, entry_id=found), *rest)
             return _extract.Extracted(
                 row.entry_id,
                 row.parent_id,
@@ -550,7 +550,7 @@ def _idless_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return parse_line
 
-    _wrap(monkeypatch, _index, "parse_line", make)
+    _wrap(monkeypatch, _prepare, "parse_line", make)
 
 
 # ---- words in every script ---------------------------------------------------------------------
@@ -580,7 +580,7 @@ def _without_marks(text: str) -> str:
 
 def _marks_split_words(monkeypatch: pytest.MonkeyPatch) -> None:
     """Combining marks separate words, as unicode61 does by default (हिन्दी becomes ह न द)."""
-    _wrap(monkeypatch, _index, "index_text", lambda original: lambda text: original(_without_marks(text)))
+    _wrap(monkeypatch, _prepare, "index_text", lambda original: lambda text: original(_without_marks(text)))
     _wrap(monkeypatch, _query, "analysed_terms", lambda original: lambda q: original(_without_marks(q)))
 
 
@@ -599,14 +599,19 @@ def _newest_first_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _parts_in_any_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """An identifier term matches wherever its parts occur, in any order (no contiguity check)."""
-    monkeypatch.setattr(_query, "contains_run", lambda words, wanted, whole: True)
+    _wrap(
+        monkeypatch,
+        _query._Checks,
+        "term",
+        lambda original: lambda self, text, term: term.text.isascii() or original(self, text, term),
+    )
 
 
 # ---- redaction ----------------------------------------------------------------------------------
 
 
 def _secrets_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_index, "redact_many", lambda texts: list(texts))
+    monkeypatch.setattr(_prepare, "redact_many", lambda texts: list(texts))
 
 
 def _redaction_windows_without_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -737,11 +742,11 @@ def _unparsable_times_newest(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def epoch_ms(timestamp: str) -> int | None:
             ms: int | None = original(timestamp)
-            return _index.MAX_MS if ms is None else ms
+            return _prepare.MAX_MS if ms is None else ms
 
         return epoch_ms
 
-    _wrap(monkeypatch, _index, "epoch_ms", make)
+    _wrap(monkeypatch, _prepare, "epoch_ms", make)
 
 
 def _single_pager_command(monkeypatch: pytest.MonkeyPatch) -> None:
