@@ -104,8 +104,17 @@ def _check_targets(targets: dict[str, Any], predating: bool = False) -> None:
             continue
         row = targets[target.name]
         assert row["direction"] in COMPARE, f"{target.name}: undocumented direction {row['direction']!r}"
-        # The file cannot lower the bar: the threshold and direction are the issue's.
-        assert (row["target"], row["direction"]) == (target.threshold, target.direction), target.name
+        if predating and (row["target"], row["direction"]) != (target.threshold, target.direction):
+            # An earlier run measured against the bar of its day; stale, reported, never failing.
+            assert row["direction"] == target.direction, target.name
+            warnings.warn(
+                f"benchmark results predate {target.name}'s bar: {row['target']} then, "
+                f"{target.threshold} now",
+                stacklevel=1,
+            )
+        else:
+            # The file cannot lower the bar: the threshold and direction are the issue's.
+            assert (row["target"], row["direction"]) == (target.threshold, target.direction), target.name
         value = row["value"]
         expected = value is not None and COMPARE[row["direction"]](value, row["target"])
         assert row["met"] is expected, f"{target.name}: met={row['met']} for {value} vs {row['target']}"
