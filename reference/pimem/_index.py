@@ -360,9 +360,7 @@ class Index:
             self.forget_path(journal.path)
             return None
         obj, raw_header = header
-        started = obj.get("timestamp")
-        started = started if isinstance(started, str) else ""
-        current = Journal(journal.path, obj["id"], obj["cwd"], started, info.st_size, info.st_mtime_ns)
+        current = Journal.from_header(journal.path, obj, info)
         header_hash = _hash(raw_header)
         state = self.store.file_state(journal.path)
         unchanged = state is not None and (state.size, state.mtime_ns) == (info.st_size, info.st_mtime_ns)

@@ -48,6 +48,19 @@ class Journal:
     size: int
     mtime_ns: int
 
+    @classmethod
+    def from_header(cls, path: str, header: dict[str, Any], info: os.stat_result) -> Journal:
+        """The journal that a valid header line (`read_header`) and a stat of its file describe."""
+        started = header.get("timestamp")
+        return cls(
+            os.path.abspath(path),
+            header["id"],
+            header["cwd"],
+            started if isinstance(started, str) else "",
+            info.st_size,
+            info.st_mtime_ns,
+        )
+
 
 @dataclass
 class Discovery:
@@ -141,16 +154,7 @@ def _look(path: str, before: _Look | None) -> _Look:
         return _Look(None, None)
     if header is None:
         return _Look(key, None)
-    started = header[0].get("timestamp")
-    journal = Journal(
-        path=os.path.abspath(path),
-        session_id=header[0]["id"],
-        cwd=header[0]["cwd"],
-        started=started if isinstance(started, str) else "",
-        size=info.st_size,
-        mtime_ns=info.st_mtime_ns,
-    )
-    return _Look(key, journal)
+    return _Look(key, Journal.from_header(path, header[0], info))
 
 
 def _identity(journal: Journal | None) -> tuple[str, str] | None:

@@ -130,10 +130,7 @@ class Memory:
             return None
         if header is None:
             return None
-        obj: dict[str, Any] = header[0]
-        started = obj.get("timestamp")
-        started = started if isinstance(started, str) else ""
-        return Journal(os.path.abspath(path), obj["id"], obj["cwd"], started, info.st_size, info.st_mtime_ns)
+        return Journal.from_header(path, header[0], info)
 
     def before_answer(self, scope: str, session_id: str | None) -> Sight:
         """Index the current journal, then the in-scope journals as they are now and the indexing
