@@ -121,7 +121,7 @@ def _read_ignoring_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def read(view: Any, *args: Any) -> Any:
             everything = list(view.index.known())
-            return original(dataclasses.replace(view, paths=everything), *args)
+            return original(view.narrowed(everything), *args)
 
         return read
 
@@ -132,7 +132,7 @@ def _source_path_followed(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
             if source is not None and source.startswith("/"):  # a path given as source is read directly
-                return original(dataclasses.replace(view, paths=[source]), entry_id, None)
+                return original(view.narrowed([source]), entry_id, None)
             return original(view, entry_id, source)
 
         return lookup
@@ -144,7 +144,7 @@ def _source_outside_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
             if source is not None:  # a handle is resolved among every indexed journal
-                view = dataclasses.replace(view, paths=list(view.index.known()))
+                view = view.narrowed(list(view.index.known()))
             return original(view, entry_id, source)
 
         return lookup

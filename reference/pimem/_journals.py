@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from ._memo import Memo
+
 __all__ = [
     "CHUNK_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
@@ -191,7 +193,7 @@ class Catalog:
         self._found: Discovery | None = None
         self._positions: dict[str, int] = {}  # where each journal is in _found
         self._unsettled: set[str] = set()  # new candidates, and candidates that are no journal (yet)
-        self._recent: tuple[int, list[str]] = (-1, [])
+        self._recent: Memo[list[str]] = Memo()
 
     def _folders(self) -> dict[str, int]:
         """The mtime of every folder whose listing discovery depends on."""
@@ -255,10 +257,15 @@ class Catalog:
     def recent(self, count: int) -> list[str]:
         """The `count` journals written last, as far as the catalog knows."""
         with self._lock:
-            if self._recent[0] != self.version and self._found is not None:
-                newest = heapq.nlargest(count, self._found.journals, key=lambda journal: journal.mtime_ns)
-                self._recent = (self.version, [journal.path for journal in newest])
-            return self._recent[1]
+            found = self._found
+            if found is None:
+                return self._recent.last or []  # what it was at the last refresh
+
+            def newest() -> list[str]:
+                journals = heapq.nlargest(count, found.journals, key=lambda journal: journal.mtime_ns)
+                return [journal.path for journal in journals]
+
+            return self._recent.get(self.version, newest)
 
     def know(self, journal: Journal) -> bool | None:
         """Take a journal whose header was just read (the current one): whether that changed what the

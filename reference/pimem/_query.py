@@ -13,15 +13,14 @@ import hashlib
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ._echo import echo
 from ._errors import ToolError
 from ._extract import Extracted, extract
 from ._index import Index
-from ._journals import parse_line, read_line_at
+from ._journals import Journal, parse_line, read_line_at
 from ._redact import Policy, current_policy, redact, redact_slices
 from ._store import ContextEditRow, EntryRow, Filters, Scope
 from ._terms import Term, atoms, contains_run, query_sequence, sequence_in, split_terms, stem_prefix
@@ -77,22 +76,22 @@ def _source(row: EntryRow) -> str:
     return f"{_path_tag(row.path)}:{row.entry_id}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class View:
-    """What one call may see: the in-scope journal paths, plus how to reach back to the instance."""
+    """What one call sees: the journals in its scope as they are now, their file ids in the index,
+    how far they are indexed, and how to reach back to the instance (`Memory.before_answer`)."""
 
     index: Index
+    journals: list[Journal]
     paths: list[str]
-    current: str | None
-    now: datetime
+    scope: Scope  # the file ids in scope (see scope_of)
+    indexing: dict[str, Any]
+    current: str | None  # the current session's journal
     stale: Callable[[str], None]  # reindex a journal whose pointer no longer lands on its entry
-    known_scope: tuple[list[str], Scope] | None = None  # scope_of a paths list, if known
 
-    @functools.cached_property
-    def scope(self) -> Scope:
-        if self.known_scope is not None and self.known_scope[0] is self.paths:
-            return self.known_scope[1]
-        return scope_of(self.index, self.paths)
+    def narrowed(self, paths: list[str]) -> View:
+        """The same view over some of its journals."""
+        return replace(self, paths=paths, scope=scope_of(self.index, paths))
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -362,7 +361,7 @@ _entry_totals: dict[tuple[int, int], int] = {}
 
 def _entry_total(view: View) -> int:
     """Entries in the index, counted again only after a write (for IDF)."""
-    key = (id(view.index), view.index.reads)
+    key = (id(view.index), view.index.generation)
     if key not in _entry_totals:
         _entry_totals.clear()
         _entry_totals[key] = view.index.store.entry_total()
@@ -509,7 +508,7 @@ def _lookup(view: View, entry_id: str | None, source: str | None) -> list[EntryR
     if source is not None:
         tag, _, entry_id = source.partition(":")
         paths = [path for path in view.paths if _path_tag(path) == tag]
-        view = View(view.index, paths, view.current, view.now, view.stale)
+        view = view.narrowed(paths)
     rows = view.index.store.entries_with_id(view.scope, entry_id)
     return _newest_first({row.path: row for row in rows}.values())
 
