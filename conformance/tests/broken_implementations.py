@@ -789,7 +789,6 @@ def _ignored_parameters_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _aws_context_too_short(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_redact_rules, "_AWS_CONTEXT_CHARS", 100)
-    monkeypatch.setattr(_query, "_redacted", type(_query._redacted)())  # nothing redacted before counts
 
 
 def _redactor_missing_jwt(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -800,7 +799,6 @@ def _redactor_missing_jwt(monkeypatch: pytest.MonkeyPatch) -> None:
 
     finders = tuple(nothing if rule.id == "jwt" else rule.find for rule in _redact_rules.RULES)
     monkeypatch.setattr(_redact, "_FINDERS", finders)
-    monkeypatch.setattr(_query, "_redacted", type(_query._redacted)())  # nothing redacted before counts
 
 
 def _index_unavailable_says_why(monkeypatch: pytest.MonkeyPatch) -> None:

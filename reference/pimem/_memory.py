@@ -18,7 +18,7 @@ from ._errors import IndexUnavailable
 from ._forget import ForgetList
 from ._index import Index
 from ._journals import DEFAULT_MAX_LINE_BYTES, Catalog, Discovery, Journal, read_header
-from ._memo import Memo
+from ._memo import Memo, SizedCache
 from ._query import View, scope_of
 from ._redact import Policy
 from ._scope import scoped_journals
@@ -29,6 +29,7 @@ __all__ = ["Config", "Memory", "indexed"]
 # are the ones that change. Others are looked at again by each backfill.
 _RESTAT = 16
 _CATCH_UP_BYTES = 1 << 20  # what a call indexes of other journals in view before answering
+_REDACTED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
 
 
 def indexed(journal: Journal, known: dict[str, tuple[int, int, int]]) -> bool:
@@ -69,6 +70,7 @@ class Memory:
         self._dropped = -1  # the catalog generation whose vanished journals were last dropped
         self._suspects: Memo[list[str]] = Memo()
         self._view: Memo[View] = Memo()
+        self._redacted: SizedCache[tuple[Policy, str]] = SizedCache(_REDACTED_CHARS)
 
     def now(self) -> datetime:
         return self.clock if self.clock is not None else datetime.now(UTC)
@@ -159,6 +161,7 @@ class Memory:
             self.indexing(journals),
             os.path.abspath(session_file) if session_file else None,
             self._reindexer(journals),
+            self._redacted,
         )
 
     def _reindexer(self, journals: list[Journal]) -> Callable[[str], None]:

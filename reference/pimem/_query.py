@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -21,6 +20,7 @@ from ._errors import ToolError
 from ._extract import Extracted, extract
 from ._index import Index
 from ._journals import Journal, parse_line, read_line_at
+from ._memo import SizedCache
 from ._redact import Policy, current_policy, redact, redact_slices
 from ._store import ContextEditRow, EntryRow, Filters, Scope
 from ._terms import Term, atoms, contains_run, query_sequence, sequence_in, split_terms, stem_prefix
@@ -51,7 +51,6 @@ _EXCERPT_CHARS = 240
 _EXCERPT_LEAD = 60
 _WORD_SLACK = 24  # how far an excerpt's edge moves to reach a space (a word boundary)
 _CONTEXT_CHARS = 4_000
-_CACHED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
 SUMMARY_KINDS = ("compaction", "branch_summary")
 
 
@@ -88,6 +87,7 @@ class View:
     indexing: dict[str, Any]
     current: str | None  # the current session's journal
     stale: Callable[[str], None]  # reindex a journal whose pointer no longer lands on its entry
+    redacted: SizedCache[tuple[Policy, str]]  # the instance's redacted texts, for paging
 
     def narrowed(self, paths: list[str]) -> View:
         """The same view over some of its journals."""
@@ -120,25 +120,15 @@ def _load(view: View, row: EntryRow) -> Extracted | None:
     return extract(obj, view.index.store.withheld(row.file_id))
 
 
-# (policy, text) → redacted, most recently used last: the user's patterns change what is masked
-_redacted: OrderedDict[tuple[Policy, str], str] = OrderedDict()
-
-
-def _redact_cached(text: str) -> str:
-    """Redaction of a whole text, remembered for a while so paging through a long entry is cheap."""
-    key = (current_policy(), text)
-    if key in _redacted:
-        _redacted.move_to_end(key)
-        return _redacted[key]
-    _redacted[key] = redacted = redact(text)
-    while sum(len(cached) for _, cached in _redacted) > _CACHED_CHARS and len(_redacted) > 1:
-        _redacted.popitem(last=False)
-    return redacted
+def _redact_cached(view: View, text: str) -> str:
+    """Redaction of a whole text, remembered for a while so paging through a long entry is cheap
+    (by policy too: the user's patterns change what is masked)."""
+    return view.redacted.get((current_policy(), text), len(text), lambda: redact(text))
 
 
 def _text(view: View, row: EntryRow) -> str | None:
     entry = _load(view, row)
-    return None if entry is None else _redact_cached(entry.text)
+    return None if entry is None else _redact_cached(view, entry.text)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -546,7 +536,7 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
     if entry is None:
         details["status"] = "unavailable"
         return details
-    text = _redact_cached(entry.text)
+    text = _redact_cached(view, entry.text)
     if offset > len(text):
         raise ToolError(
             "bad_offset",
@@ -589,7 +579,7 @@ def summaries(view: View, *, since: int | None, until: int | None, limit: int) -
                 "timestamp": row.timestamp,
                 "kind": row.kind,
                 "tokensBefore": entry.tokens_before,
-                "summary": _clip(_redact_cached(entry.text), _CONTEXT_CHARS),
+                "summary": _clip(_redact_cached(view, entry.text), _CONTEXT_CHARS),
             }
         )
         if len(results) == limit:
