@@ -91,16 +91,7 @@ def _trust_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
             found = line.get("id") if isinstance(line, dict) else None
             if isinstance(found, str):
                 return original(view, dataclasses.replace(row, entry_id=found))
-            return _extract.Extracted(
-                row.entry_id,
-                row.parent_id,
-                row.timestamp,
-                row.kind,
-                None,
-                None,
-                "",
-                None,
-            )
+            return _extract.Extracted(row.timestamp, row.kind, None, None, "", None)
 
         return load
 
@@ -303,9 +294,7 @@ def _raw_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
                 return entry
             raw = _extract._compact_json(obj)
             if entry is None:
-                return _extract.Extracted(
-                    obj["id"], None, str(obj.get("timestamp", "")), "custom", None, None, raw, None
-                )
+                return _extract.Extracted(str(obj.get("timestamp", "")), "custom", None, None, raw, None)
             return dataclasses.replace(entry, text=raw)
 
         return extract
@@ -651,7 +640,7 @@ def _huge_numbers_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _echo_uncapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_tool, "echo", lambda value, limit=60: json.dumps(value, default=str))
+    monkeypatch.setattr(_tool, "echo", lambda value: json.dumps(value, default=str))
 
 
 # ---- summaries ----------------------------------------------------------------------------------
@@ -947,8 +936,6 @@ FORBIDDEN_EVENTS = (
     "tool_result",
 )
 
-# must_not cases that no single fault of the reference can make fail, with the reason; the test
-# fails as soon as one of them is caught (then it leaves this list) or another one joins it.
 BROKEN: tuple[Broken, ...] = (
     Broken(
         "read-without-id-check",
