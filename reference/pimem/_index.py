@@ -18,6 +18,7 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
 from ._journals import Journal, read_header
+from ._memo import Memo
 from ._prepare import (
     BULK_BYTES,
     INLINE,
@@ -63,9 +64,9 @@ class Index:
         self.redaction = redaction or Policy()
         self._known: dict[str, tuple[int, int, int]] | None = None
         self._version = -1
-        self.reads = 0  # moves whenever `known` changes (its answer may have changed since)
+        self.generation = 0  # moves whenever `known` changes (its answer may have changed since)
         self.foreign = 0  # moves whenever another connection's commit made `known` read again
-        self._paths: tuple[int, dict[int, str]] | None = None
+        self._paths: Memo[dict[int, str]] = Memo()
         self.store = Store(path)
 
     def close(self) -> None:
@@ -81,9 +82,7 @@ class Index:
     def paths(self) -> dict[int, str]:
         """file id → path of every journal indexed (see `known`)."""
         known = self.known()
-        if self._paths is None or self._paths[0] != self.reads:
-            self._paths = (self.reads, {value[0]: path for path, value in known.items()})
-        return self._paths[1]
+        return self._paths.get(self.generation, lambda: {value[0]: path for path, value in known.items()})
 
     def known(self) -> dict[str, tuple[int, int, int]]:
         """path → (file id, size, mtime_ns) of every journal indexed. Kept up to date by this
@@ -92,7 +91,7 @@ class Index:
         if self._known is None or version != self._version:
             self._known = self.store.known_files()
             self._version = version
-            self.reads += 1
+            self.generation += 1
             self.foreign += 1
         return self._known
 
@@ -103,7 +102,7 @@ class Index:
             known.pop(path, None)
         else:
             known[path] = state
-        self.reads += 1
+        self.generation += 1
 
     def clear(self) -> None:
         """Drop every row and term (rebuild): a fresh, empty index."""
@@ -206,9 +205,7 @@ class Index:
             self.forget_path(journal.path)
             return None
         obj, raw_header = header
-        started = obj.get("timestamp")
-        started = started if isinstance(started, str) else ""
-        current = Journal(journal.path, obj["id"], obj["cwd"], started, info.st_size, info.st_mtime_ns)
+        current = Journal.from_header(journal.path, obj, info)
         header_hash = line_hash(raw_header)
         state = self.store.file_state(journal.path)
         unchanged = state is not None and (state.size, state.mtime_ns) == (info.st_size, info.st_mtime_ns)
