@@ -596,6 +596,12 @@ def _parts_in_any_order(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def _checks_on_unredacted_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Contiguity and the query in sequence are checked on the text before redaction (0.1.0's
+    reading of a check that shows nothing)."""
+    monkeypatch.setattr(_query._Checks, "_pieces", lambda self, text, wanted, apart: [text])
+
+
 # ---- redaction ----------------------------------------------------------------------------------
 
 
@@ -1208,6 +1214,13 @@ BROKEN: tuple[Broken, ...] = (
         ("rank",),
         _ids("JM-RANK-001", "JM-RANK-002", "JM-RANK-003", "JM-RANK-004"),
         _newest_first_ranking,
+    ),
+    Broken(
+        "checks-on-unredacted-text",
+        "contiguity is checked on the candidate's text before redaction",
+        ("search",),
+        _ids("JM-SEARCH-140"),
+        _checks_on_unredacted_text,
     ),
     Broken(
         "identifier-parts-in-any-order",

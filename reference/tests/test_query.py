@@ -88,3 +88,19 @@ def test_holding_walks_the_matches_or_seeks_the_rowids_with_the_same_answer(tmp_
     assert store.holding('"rare"', [first, last]) == {first}  # 2 matches: walks them
     assert store.holding('"rare"', []) == set()
     store.close()
+
+
+def test_the_checks_judge_the_redacted_text() -> None:
+    from pimem._query import _Checks
+    from pimem._redact import redact
+    from pimem._terms import query_sequence
+
+    text = "password=alpha beta; alpha and then beta"
+    assert "alpha beta" not in redact(text)
+    checks = _Checks(analysed_terms("alpha beta"), query_sequence("alpha beta"))
+    assert not checks.sequence(text, query_sequence("alpha beta"))  # adjacent only inside the secret
+    assert checks.sequence("so alpha beta it is", query_sequence("alpha beta"))  # its twin
+    # a marker's words complete a sequence only once the whole text is redacted
+    marker = _Checks(analysed_terms("redacted assignment"), query_sequence("redacted assignment"))
+    assert marker.whole
+    assert marker.sequence("password: hunter2secretvalue", query_sequence("redacted assignment"))
