@@ -630,8 +630,8 @@ def _huge_numbers_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
     def clamped(original: Callable[[str, Any], int]) -> Callable[[str, Any], int]:
         def integer(name: str, value: Any) -> int:
             if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) >= 2**63:
-                low, high, _default = _tool._INTEGERS[name]
-                value = low if value < 0 or high is None else high
+                bounds = _tool._INTEGERS[name]
+                value = bounds.low if value < 0 or bounds.high is None else bounds.high
             return original(name, value)
 
         return integer
