@@ -366,8 +366,8 @@ def forget(memory: Memory, target: str) -> dict[str, Any]:
             memory.sync(current)
         kind = "entry"
         if not memory.index.store.count_entries(paths, entry_id=target):
-            message = f'no entry or session "{target}" is indexed; for example /memory forget d24d95c5'
-            raise ToolError("bad_argument", message)
+            advice = "for example /memory forget d24d95c5"
+            raise ToolError("bad_argument", f'no entry or session "{target}" is indexed', advice)
     memory.forget.add(kind, target)
     memory.index.store.hide_entries(kind, target)
     return {"forgotten": {"kind": kind, "id": target}}
@@ -397,7 +397,7 @@ def _dispatch(memory: Memory, words: list[str]) -> dict[str, Any]:
     }
     command = commands.get(tuple(words))
     if command is None:
-        raise ToolError("bad_argument", f"unknown /memory command {echo(' '.join(words))}; {_USAGE}")
+        raise ToolError("bad_argument", f"unknown /memory command {echo(' '.join(words))}", _USAGE)
     return command()
 
 

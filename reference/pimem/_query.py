@@ -540,7 +540,7 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
     if offset > len(text):
         raise ToolError(
             "bad_offset",
-            f"offset {echo(offset)} is past the end of entry {row.entry_id} ({len(text)} characters); "
+            f"offset {echo(offset)} is past the end of entry {row.entry_id} ({len(text)} characters)",
             f"use an offset from 0 to {len(text)}, e.g. nextOffset from the previous page",
         )
     end = offset + PAGE_CHARS

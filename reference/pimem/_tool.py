@@ -9,7 +9,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ._echo import echo, quoted
-from ._errors import IndexUnavailable, ToolError, protocol_answer
+from ._errors import AGENT_WORDING, IndexUnavailable, ToolError, Wording, protocol_answer
 from ._extract import KINDS
 from ._memory import Memory
 from ._query import around, read, search, summaries
@@ -129,7 +129,7 @@ class Args:
 
 
 def _bad(message: str, example: str = _EXAMPLE) -> ToolError:
-    return ToolError("bad_argument", f"{message}; for example {example}")
+    return ToolError("bad_argument", message, f"for example {example}")
 
 
 def _integer(name: str, value: Any) -> int:
@@ -253,14 +253,15 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
     return {"action": args.action, "scope": args.scope, **details, "indexing": view.indexing}
 
 
-def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:
-    """What the tool returns to Pi: {content, details}, or {error: {code, message}}."""
+def run_tool(memory: Memory, arguments: Any, wording: Wording = AGENT_WORDING) -> dict[str, Any]:
+    """What the tool returns to Pi: {content, details}, or {error: {code, message}} (its advice
+    worded for the agent unless another surface, the command line, passes its own)."""
     with redaction_policy(memory.config.redaction):  # the user's own patterns on every output
         try:
             args = validate(arguments, memory.config.tz)
             details = redact_tree(_answer(memory, args))
         except (ToolError, IndexUnavailable) as error:
-            return protocol_answer(error)
+            return protocol_answer(error, wording)
     return {"content": [{"type": "text", "text": render(details)}], "details": details}
 
 
