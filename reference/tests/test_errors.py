@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pimem._cli import CLI_WORDING
+from pimem._errors import IndexUnavailable, ToolError, protocol_answer
 from pimem._store import Store
 
 TREE = (
@@ -56,9 +58,6 @@ def test_an_undamaged_index_takes_the_same_growth(fixture_session: Any) -> None:
 
 
 def test_a_surface_words_the_advice_and_the_same_function_translates_it() -> None:
-    from pimem._cli import CLI_WORDING
-    from pimem._errors import IndexUnavailable, ToolError, protocol_answer
-
     bad = ToolError(
         "bad_argument", '"limit" must be an integer from 1 to 50, got 0', 'for example {"limit": 10}'
     )
