@@ -10,11 +10,11 @@ from zoneinfo import ZoneInfo
 
 from ._echo import echo, quoted
 from ._errors import AGENT_WORDING, IndexUnavailable, ToolError, Wording, protocol_answer
-from ._extract import KINDS
+from ._extract import KINDS, Kind
 from ._memory import Memory
 from ._query import around, read, search, summaries
 from ._redact import redact_tree, redaction_policy
-from ._scope import SCOPES
+from ._scope import SCOPES, ScopeName
 from ._time import epoch_ms
 
 __all__ = [
@@ -118,9 +118,9 @@ class Args:
     entry_id: str | None = None
     source: str | None = None
     offset: int = _INTEGERS["offset"].default
-    scope: str = "project"
+    scope: ScopeName = "project"
     session_id: str | None = None
-    kind: tuple[str, ...] | None = None  # any of these
+    kind: tuple[Kind, ...] | None = None  # any of these
     since: int | None = None
     until: int | None = None
     limit: int = _INTEGERS["limit"].default
@@ -166,7 +166,7 @@ def parse_bound(name: str, value: str, tz: str, end: bool) -> int:
     return ms
 
 
-def _kinds(value: Any) -> tuple[str, ...] | None:
+def _kinds(value: Any) -> tuple[Kind, ...] | None:
     """`kind`: one kind, or a non-empty list of kinds meaning any of them."""
     if value is None:
         return None
