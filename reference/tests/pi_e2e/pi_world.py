@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,11 +25,45 @@ import pytest
 from mock_llm import MockLLM
 from pi_rpc import PiProcess
 
-__all__ = ["HERE", "REPO", "VERSIONS", "InstalledPi", "World", "installed_pi", "pi_versions", "world_for"]
+__all__ = [
+    "HERE",
+    "REPO",
+    "TOOL",
+    "VERSIONS",
+    "InstalledPi",
+    "World",
+    "installed_pi",
+    "journal_lines",
+    "pi_versions",
+    "tool_results",
+    "world_for",
+]
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 VERSIONS = sorted(path.name.removeprefix("pi-") for path in HERE.glob("pi-*") if path.is_dir())
+TOOL = "memory_context"
+
+
+def journal_lines(journal: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+
+
+def tool_results(journal: Path, count: int) -> list[dict[str, Any]]:
+    """The memory tool's first `count` results as Pi wrote them into the journal.
+
+    Pi persists a message after the extensions' message_end handlers ran, so its next request to
+    the model can arrive before the line is written: wait (bounded) for it.
+    """
+    results: list[dict[str, Any]] = []
+    for _ in range(200):
+        if journal.exists():
+            messages = [line["message"] for line in journal_lines(journal) if line["type"] == "message"]
+            results = [m for m in messages if m["role"] == "toolResult" and m["toolName"] == TOOL]
+            if len(results) >= count:
+                return results[:count]
+        time.sleep(0.05)
+    raise AssertionError(f"{journal.name} holds {len(results)} {TOOL} result(s), not {count}: {results}")
 
 
 def pi_versions(*, since: str | None = None) -> list[Any]:
