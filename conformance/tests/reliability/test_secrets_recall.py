@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from pimem_conformance import dumps_like_js, secrets_corpus
+from pimem_conformance.journals import tool_call_line, tool_result_line
 
 from .reliability_kit import (
     JournalWriter,
@@ -129,29 +130,8 @@ def carrier_lines(index: int, entry_id: str, text: str) -> list[dict[str, Any]]:
     if carrier == 1:
         return [entry_line(entry_id, None, text, role="assistant", timestamp=stamp)]
     if carrier == 2:
-        call = {
-            "type": "toolCall",
-            "id": f"call_{entry_id}",
-            "name": "write",
-            "arguments": {"path": "notes.md", "content": text},
-        }
-        return [
-            {
-                "type": "message",
-                "id": entry_id,
-                "parentId": None,
-                "timestamp": stamp,
-                "message": {
-                    "role": "assistant",
-                    "content": [call],
-                    "api": "mock",
-                    "provider": "mock",
-                    "model": "mock",
-                    "stopReason": "toolUse",
-                    "timestamp": 1793613600000,
-                },
-            }
-        ]
+        call = {"id": f"call_{entry_id}", "name": "write", "arguments": {"path": "notes.md", "content": text}}
+        return [tool_call_line(entry_id, None, call, timestamp=stamp)]
     if carrier == 3:
         return [
             {
@@ -194,38 +174,11 @@ def carrier_lines(index: int, entry_id: str, text: str) -> list[dict[str, Any]]:
                 "timestamp": stamp,
             }
         ]
-    call_id = f"call_{entry_id}"
-    call = {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "notes.md"}}
+    call_id, caller = f"call_{entry_id}", "b" + entry_id[1:]
+    call = {"id": call_id, "name": "read", "arguments": {"path": "notes.md"}}
     return [
-        {
-            "type": "message",
-            "id": "b" + entry_id[1:],
-            "parentId": None,
-            "timestamp": stamp,
-            "message": {
-                "role": "assistant",
-                "content": [call],
-                "api": "mock",
-                "provider": "mock",
-                "model": "mock",
-                "stopReason": "toolUse",
-                "timestamp": 1793613600000,
-            },
-        },
-        {
-            "type": "message",
-            "id": entry_id,
-            "parentId": "b" + entry_id[1:],
-            "timestamp": stamp,
-            "message": {
-                "role": "toolResult",
-                "toolCallId": call_id,
-                "toolName": "read",
-                "content": [{"type": "text", "text": text}],
-                "isError": False,
-                "timestamp": 1793613600000,
-            },
-        },
+        tool_call_line(caller, None, call, timestamp=stamp),
+        tool_result_line(entry_id, caller, call_id, "read", text, timestamp=stamp),
     ]
 
 
