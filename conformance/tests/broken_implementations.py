@@ -639,6 +639,17 @@ def _huge_numbers_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _tool, "_integer", clamped)
 
 
+def _booleans_as_integers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Python's bool is an int: true is taken as 1 and false as 0 instead of refused
+    def lenient(original: Callable[[str, Any], int]) -> Callable[[str, Any], int]:
+        def integer(name: str, value: Any) -> int:
+            return original(name, int(value) if isinstance(value, bool) else value)
+
+        return integer
+
+    _wrap(monkeypatch, _tool, "_integer", lenient)
+
+
 def _echo_uncapped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_tool, "echo", lambda value: json.dumps(value, default=str))
 
@@ -1258,6 +1269,13 @@ BROKEN: tuple[Broken, ...] = (
         ("tool",),
         _ids("JM-TOOL-110"),
         _huge_numbers_clamped,
+    ),
+    Broken(
+        "booleans-as-integers",
+        "an integer parameter given true or false takes it as 1 or 0",
+        ("tool",),
+        _ids("JM-TOOL-160"),
+        _booleans_as_integers,
     ),
     Broken(
         "echo-uncapped",
