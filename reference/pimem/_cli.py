@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 from . import SPEC_VERSION, __version__
 from ._console import Style, render_answer, render_status
+from ._doctor import doctor, journal_folders, skipped_lines
 from ._errors import IndexUnavailable, ToolError, Wording, protocol_answer
 from ._extract import KINDS
 from ._maintenance import (
@@ -29,9 +30,7 @@ from ._maintenance import (
     gc_confirm,
     gc_preview,
     index_all,
-    journal_folders,
     rebuild,
-    skipped_lines,
     status,
 )
 from ._memory import Config, Memory
@@ -414,8 +413,6 @@ def _run(options: argparse.Namespace, style: Style) -> tuple[str, Any, int]:
         details = _status(memory)
         return render_status(details), details, EXIT_OK
     if command == "doctor":
-        from ._doctor import doctor  # only this command needs it
-
         text, details = doctor(memory)
         return text, details, EXIT_OK
     found = memory.discover(full=True)
