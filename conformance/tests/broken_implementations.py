@@ -639,6 +639,20 @@ def _huge_numbers_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _tool, "_integer", clamped)
 
 
+def _malformed_settings_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A redaction setting that does not parse is dropped without a word: the instance opens without it.
+    def make(original: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        def redaction(settings: dict[str, Any]) -> Any:
+            try:
+                return original(settings)
+            except _errors.AdapterError:
+                return _redact.Policy()
+
+        return redaction
+
+    _wrap(monkeypatch, _serve, "_redaction", make)
+
+
 def _booleans_as_integers(monkeypatch: pytest.MonkeyPatch) -> None:
     # Python's bool is an int: true is taken as 1 and false as 0 instead of refused
     def lenient(original: Callable[[str, Any], int]) -> Callable[[str, Any], int]:
@@ -1269,6 +1283,13 @@ BROKEN: tuple[Broken, ...] = (
         ("tool",),
         _ids("JM-TOOL-110"),
         _huge_numbers_clamped,
+    ),
+    Broken(
+        "malformed-redaction-settings-ignored",
+        "an open with a malformed redaction setting opens without it, silently",
+        ("protocol",),
+        _ids("JM-PROTO-160"),
+        _malformed_settings_ignored,
     ),
     Broken(
         "booleans-as-integers",
