@@ -639,6 +639,20 @@ def _huge_numbers_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _tool, "_integer", clamped)
 
 
+def _context_edit_of_any_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Any context_edit line marks its target, whatever its targetId and replacement hold.
+    def make(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def edit(obj: Any) -> Any:
+            found = original(obj)
+            if found is None and isinstance(obj, dict) and obj.get("type") == "context_edit":
+                return _extract.ContextEdit(str(obj.get("targetId")), obj.get("replacement") is not None)
+            return found
+
+        return edit
+
+    _wrap(monkeypatch, _index, "context_edit", make)
+
+
 def _malformed_settings_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     # A redaction setting that does not parse is dropped without a word: the instance opens without it.
     def make(original: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
@@ -1283,6 +1297,13 @@ BROKEN: tuple[Broken, ...] = (
         ("tool",),
         _ids("JM-TOOL-110"),
         _huge_numbers_clamped,
+    ),
+    Broken(
+        "context-edit-of-any-shape",
+        "a context_edit marks its target whatever its targetId and replacement hold",
+        ("read",),
+        _ids("JM-READ-071"),
+        _context_edit_of_any_shape,
     ),
     Broken(
         "malformed-redaction-settings-ignored",
