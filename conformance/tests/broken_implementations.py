@@ -1308,8 +1308,8 @@ BROKEN: tuple[Broken, ...] = (
     Broken(
         "malformed-redaction-settings-ignored",
         "an open with a malformed redaction setting opens without it, silently",
-        ("protocol",),
-        _ids("JM-PROTO-160"),
+        ("redaction",),
+        _ids("JM-REDACT-160"),
         _malformed_settings_ignored,
     ),
     Broken(

@@ -62,7 +62,7 @@ _FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {
 }
 # The mutant the set-up check plants: the tool's largest limit of 50 becomes 51 (the case
 # search-limit-invalid-over-fifty kills it).
-PLANTED = ("_tool", '"limit": (1, 50, 10)', '"limit": (1, 51, 10)')
+PLANTED = ("_tool", '"limit": _Bounds(1, 50, 10)', '"limit": _Bounds(1, 51, 10)')
 
 
 @dataclass(frozen=True)
