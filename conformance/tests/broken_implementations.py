@@ -656,7 +656,7 @@ def _context_edit_of_any_shape(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return edit
 
-    _wrap(monkeypatch, _index, "context_edit", make)
+    _wrap(monkeypatch, _prepare, "context_edit", make)
 
 
 def _malformed_settings_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
