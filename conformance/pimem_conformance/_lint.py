@@ -14,7 +14,10 @@
   says what replaced it (`replaced_by`, live cases) or why not (`comment`), and is no live
   case's twin; every MUST keeps at least one live case;
 - every requirement of a frozen release (`spec/releases/*.json`) is still in the ledger with the
-  same keyword level; frozen cases that changed or disappeared since are reported.
+  same keyword level; frozen cases that changed or disappeared since are reported, and a changed
+  one says why (`changed: {"<version>": "<why>"}`);
+- a step that expects two or more ids says how they are ordered: `order` pairs, `"as_listed"`, or
+  `"unspecified"` with `order_freed_by`, the README's implementation-defined item that frees it.
 """
 
 from __future__ import annotations
@@ -232,7 +235,9 @@ def _expand_patterns(cases: list[Case], requirements: list[Requirement]) -> None
         requirement.cases = list(dict.fromkeys(expanded))
 
 
-def _check_cases(cases: list[Case], requirements: list[Requirement], problems: list[str]) -> None:
+def _check_cases(
+    cases: list[Case], requirements: list[Requirement], problems: list[str], freed: set[int] | None = None
+) -> None:
     _expand_patterns(cases, requirements)
     by_id: dict[str, Case] = {}
     for case in cases:
@@ -254,7 +259,10 @@ def _check_cases(cases: list[Case], requirements: list[Requirement], problems: l
             elif case.id not in listed_by[requirement_id]:
                 problems.append(f"case {case.id} cites {requirement_id}, whose Cases: line does not list it")
         _check_twin(case, by_id, problems)
-        _check_steps(case, problems)
+        if _live(case):
+            _check_steps(case, problems, freed)
+        else:
+            _check_steps(case, problems)  # a withdrawn case is history: it is not annotated again
 
 
 def _check_twin(case: Case, by_id: dict[str, Case], problems: list[str]) -> None:
@@ -272,9 +280,46 @@ def _check_twin(case: Case, by_id: dict[str, Case], problems: list[str]) -> None
         problems.append(f"must_not case {case.id}: its twin {twin.id} runs over other journals")
 
 
-def _check_steps(case: Case, problems: list[str]) -> None:
+_ITEM = re.compile(r"^(\d+)\. ")
+
+
+def implementation_defined_items(spec: Path) -> set[int]:
+    """The numbers of the items of spec/README.md's implementation-defined list."""
+    readme = spec / "README.md"
+    text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+    section = text.split("## Implementation-defined behaviour", 1)[-1].split("\n## ", 1)[0] if text else ""
+    return {int(found.group(1)) for line in section.splitlines() if (found := _ITEM.match(line))}
+
+
+def _check_order(
+    case: Case, index: int, expect: dict[str, Any], freed: set[int], problems: list[str]
+) -> None:
+    """Two or more expected ids: the step checks their order or names the README item that frees it."""
+    where = f"case {case.id} step {index}"
+    order, item = expect.get("order"), expect.get("order_freed_by")
+    if order == "unspecified":
+        if item not in freed:
+            problems.append(
+                f"{where}: order unspecified, but order_freed_by {item!r} is no item of the README's "
+                f"implementation-defined list ({', '.join(map(str, sorted(freed)))})"
+            )
+        return
+    if item is not None:
+        problems.append(f'{where}: order_freed_by goes with "order": "unspecified" only')
+    listed = max(len(expect.get("ids", [])), len(expect.get("includes_ids", [])))
+    if listed >= 2 and order is None:
+        problems.append(
+            f"{where} expects {listed} ids and checks no order: add order ([[a, b]] pairs or "
+            '"as_listed") where the spec defines one, else "order": "unspecified" with '
+            "order_freed_by, the README item that frees it"
+        )
+
+
+def _check_steps(case: Case, problems: list[str], freed: set[int] | None = None) -> None:
     journals = set(case.journals)
     for index, step in enumerate(case.steps):
+        if freed is not None and "expect" in step:
+            _check_order(case, index, step["expect"], freed, problems)
         if "mutate" in step:
             if "expect" in step:
                 problems.append(
@@ -409,7 +454,7 @@ def lint_spec(spec: Path) -> LintReport:
     problems: list[str] = []
     _check_requirements(requirements, problems)
     cases = _load_all_cases(spec, problems)
-    _check_cases(cases, requirements, problems)
+    _check_cases(cases, requirements, problems, implementation_defined_items(spec))
     _check_withdrawn(cases, requirements, problems)
     _check_schema_refs(spec, cases, problems)
     ledger = _check_ledger(spec, requirements, problems)
