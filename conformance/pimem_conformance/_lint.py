@@ -16,6 +16,8 @@
 - every requirement of a frozen release (`spec/releases/*.json`) is still in the ledger with the
   same keyword level; frozen cases that changed or disappeared since are reported, and a changed
   one says why (`changed: {"<version>": "<why>"}`);
+- every number a MUST sentence states (a limit, a length, a period) has a live case tagged
+  `boundary` that cites the requirement, or the requirement says why not (`Boundaries: <reason>`);
 - a step that expects two or more ids says how they are ordered: `order` pairs, `"as_listed"`, or
   `"unspecified"` with `order_freed_by`, the README's implementation-defined item that frees it.
 """
@@ -62,6 +64,7 @@ _REQUIREMENT = re.compile(r"^\*\*(JM-[A-Z]+-[0-9]+)\*\*\s*(.*)$")
 _WELL_FORMED = re.compile(rf"^JM-({'|'.join(AREAS)})-[0-9]{{3}}$")
 _CASES_LINE = re.compile(r"^Cases:\s*(.*)$")
 _EXCLUDED_LINE = re.compile(r"^Excluded:\s*(.*)$", re.IGNORECASE)
+_BOUNDARIES_LINE = re.compile(r"^Boundaries:\s*(.*)$")
 _KEYWORD = re.compile(
     r"\b(MUST NOT|MUST|SHALL NOT|SHALL|REQUIRED|SHOULD NOT|SHOULD|RECOMMENDED|MAY|OPTIONAL)\b"
 )
@@ -76,6 +79,19 @@ class Requirement:
     text: str
     cases: list[str] = field(default_factory=list)
     excluded: str | None = None
+    boundaries: str | None = None  # why the numbers it states need no boundary case
+
+    def stated_numbers(self) -> list[str]:
+        """The numbers of its MUST sentences, leaving out what names rather than limits: IDs,
+        versions, code spans, links and README item numbers."""
+        numbers: list[str] = []
+        for sentence in re.split(r"(?<=[.;])\s+", self.text):
+            if not re.search(r"\b(MUST|SHALL|REQUIRED)\b", sentence):
+                continue
+            plain = re.sub(r"`[^`]*`|\[[^\]]*\]\([^)]*\)|JM-[A-Z]+-\d+|\b\d+\.\d+\.\d+\b", " ", sentence)
+            plain = re.sub(r"\bitem \d+", " ", plain)
+            numbers += re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.]\d)", plain)
+        return [number.rstrip(",") for number in numbers]
 
     @property
     def level(self) -> str:
@@ -101,7 +117,10 @@ def parse_requirements(document: Path) -> list[Requirement]:
         if current is None:
             continue
         cases, excluded = _CASES_LINE.match(line), _EXCLUDED_LINE.match(line)
-        if cases:
+        boundaries = _BOUNDARIES_LINE.match(line)
+        if boundaries:
+            current.boundaries = boundaries.group(1).strip()
+        elif cases:
             listed = cases.group(1).strip()
             current.cases = [] if listed in ("", _PENDING) else [item.strip() for item in listed.split(",")]
             current = None
@@ -203,6 +222,30 @@ def _check_withdrawn(cases: list[Case], requirements: list[Requirement], problem
         if not any(_live(by_id[case_id]) for case_id in requirement.cases if case_id in by_id):
             problems.append(
                 f"{requirement.document}:{requirement.line}: {requirement.id} lists only withdrawn cases"
+            )
+
+
+BOUNDARY_TAG = "boundary"
+
+
+def _check_boundaries(cases: list[Case], requirements: list[Requirement], problems: list[str]) -> None:
+    """Each number a MUST states is tested at the limit and a step either side (a live case tagged
+    `boundary`), or the requirement says why not."""
+    tested = {
+        requirement_id
+        for case in cases
+        if _live(case) and BOUNDARY_TAG in case.raw.get("tags", [])
+        for requirement_id in case.requirements
+    }
+    for requirement in requirements:
+        if requirement.level != "must" or not requirement.cases or requirement.id in tested:
+            continue
+        numbers = requirement.stated_numbers()
+        if numbers and not requirement.boundaries:
+            problems.append(
+                f"{requirement.document}:{requirement.line}: {requirement.id} states "
+                f"{', '.join(numbers)} but no live case tagged {BOUNDARY_TAG!r} cites it: test each at "
+                "the limit and one step either side, or say why not on a 'Boundaries: <reason>' line"
             )
 
 
@@ -456,6 +499,7 @@ def lint_spec(spec: Path) -> LintReport:
     cases = _load_all_cases(spec, problems)
     _check_cases(cases, requirements, problems, implementation_defined_items(spec))
     _check_withdrawn(cases, requirements, problems)
+    _check_boundaries(cases, requirements, problems)
     _check_schema_refs(spec, cases, problems)
     ledger = _check_ledger(spec, requirements, problems)
     _check_schemas(spec, problems)

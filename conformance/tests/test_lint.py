@@ -380,3 +380,38 @@ def test_a_step_that_orders_its_ids_or_names_what_frees_them_passes(
     spec = make_spec(tmp_path, [case], documents={"search.md": DOC.replace(", finds-not", "")}, ledger=LEDGER)
     (spec / "README.md").write_text(README_ITEMS)
     assert [problem for problem in lint_spec(spec).problems if "order" in problem] == []
+
+
+BOUNDED = """# Search
+
+**JM-SEARCH-001** The implementation MUST return at most 50 results.
+Rationale with 7 in it, a sentence that requires nothing.
+Cases: finds
+"""
+
+
+@pytest.mark.parametrize(
+    ("doc", "tags", "reported"),
+    [
+        (BOUNDED, [], True),
+        (BOUNDED, ["boundary"], False),
+        (BOUNDED.replace("Cases: finds", "Boundaries: 50 is a name here.\nCases: finds"), [], False),
+        (
+            BOUNDED.replace("at most 50 results", "results like JM-TOOL-020, `limit: 5` and spec 0.2.0"),
+            [],
+            False,
+        ),
+    ],
+)
+def test_a_number_a_must_states_has_a_boundary_case_or_says_why_not(
+    tmp_path: Path, doc: str, tags: list[str], reported: bool
+) -> None:
+    case = search_case("finds", "a", ["a"], tags=tags) if tags else search_case("finds", "a", ["a"])
+    ledger = {"ids": {"JM-SEARCH-001": ACTIVE}}
+    found = [p for p in problems(tmp_path, [case], doc=doc, ledger=ledger) if "boundary" in p]
+    assert bool(found) == reported, found
+    if reported:
+        assert found == [
+            "search.md:3: JM-SEARCH-001 states 50 but no live case tagged 'boundary' cites it: test each at "
+            "the limit and one step either side, or say why not on a 'Boundaries: <reason>' line"
+        ]
