@@ -1117,6 +1117,22 @@ def _kind_list_first_only(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _tool, "_kinds", make)
 
 
+def _kind_filtered_after_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """All-or-any is decided over entries of every kind, and the kind filter drops rows afterwards."""
+
+    def make(original: Any) -> Any:
+        def search_once(view: Any, query: Any, filters: Any, limit: int) -> Any:
+            if filters.kinds is None:
+                return original(view, query, filters, limit)
+            match, rows, more = original(view, query, dataclasses.replace(filters, kinds=None), 1000)
+            kept = [row for row in rows if row.kind in filters.kinds]
+            return match, kept[:limit], more or len(kept) > limit
+
+        return search_once
+
+    _wrap(monkeypatch, _query, "_search_once", make)
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -1753,5 +1769,12 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-090"),
         _kind_list_first_only,
+    ),
+    Broken(
+        "kind-filtered-after-the-decision",
+        "all-or-any is decided over every kind, and the kind filter drops rows afterwards",
+        ("search",),
+        _ids("JM-SEARCH-121"),
+        _kind_filtered_after_the_decision,
     ),
 )
