@@ -1133,6 +1133,19 @@ def _kind_filtered_after_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _query, "_search_once", make)
 
 
+def _session_id_prefix_matches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sessionId matches every session whose id starts with it."""
+
+    def make(original: Any) -> Any:
+        def journals(self: Any, found: Any, scope: str, session_id: str | None = None) -> Any:
+            chosen = original(self, found, scope, None)
+            return [j for j in chosen if session_id is None or j.session_id.startswith(session_id)]
+
+        return journals
+
+    _wrap(monkeypatch, _memory.Memory, "journals", make)
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -1244,9 +1257,9 @@ BROKEN: tuple[Broken, ...] = (
     ),
     Broken(
         "links-followed-anywhere",
-        "a symbolic link is followed wherever it points",
-        ("journals",),
-        _ids("JM-JOURNAL-005"),
+        "a symbolic link is followed wherever it points (one to the current journal counts it twice)",
+        ("journals", "scope"),
+        _ids("JM-JOURNAL-005", "JM-SCOPE-121"),
         _links_followed_anywhere,
     ),
     Broken(
@@ -1776,5 +1789,12 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-121"),
         _kind_filtered_after_the_decision,
+    ),
+    Broken(
+        "session-id-prefix-matches",
+        "a sessionId matches every session whose id starts with it",
+        ("scope",),
+        _ids("JM-SCOPE-120"),
+        _session_id_prefix_matches,
     ),
 )
