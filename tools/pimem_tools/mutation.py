@@ -40,7 +40,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["CORE_MODULES", "OPERATORS", "Mutant", "apply", "check", "mutants", "run_mutant"]
+__all__ = [
+    "CORE_MODULES",
+    "OPERATORS",
+    "PLANTED_KILLER",
+    "Mutant",
+    "apply",
+    "check",
+    "forked_verdicts",
+    "mutants",
+    "planted_source",
+    "run_mutant",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "reference" / "pimem"
@@ -62,6 +73,7 @@ _FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {
 # The mutant the set-up check plants: the tool's largest limit of 50 becomes 51 (the case
 # search-limit-invalid-over-fifty kills it).
 PLANTED = ("_tool", '"limit": (1, 50, 10)', '"limit": (1, 51, 10)')
+PLANTED_KILLER = "search-limit-invalid-over-fifty"
 
 
 @dataclass(frozen=True)
@@ -204,18 +216,18 @@ def _run_cases_here(cases: Sequence[Any]) -> tuple[bool, str]:
     return False, ""
 
 
-def _worker(module: str, source: str) -> int:
+def _worker(module: str, source: str, only: Sequence[str] = ()) -> int:
     sys.meta_path.insert(0, _Finder(f"pimem.{module}", source))
-    killed, by = _run_cases_here(_cases())
+    killed, by = _run_cases_here([case for case in _cases() if not only or case.id in only])
     print(json.dumps({"killed": killed, "by": by}))
     return 0
 
 
-def run_mutant(module: str, source: str, timeout: float = 180) -> dict[str, Any]:
-    """Run every case against `module` replaced by `source`, in a fresh interpreter (the set-up
-    check's path: nothing of the run's own machinery is trusted)."""
+def run_mutant(module: str, source: str, timeout: float = 180, cases: Sequence[str] = ()) -> dict[str, Any]:
+    """Run every case (or these) against `module` replaced by `source`, in a fresh interpreter
+    (the set-up check's path: nothing of the run's own machinery is trusted)."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    command = [sys.executable, "-m", "pimem_tools.mutation", "worker", module]
+    command = [sys.executable, "-m", "pimem_tools.mutation", "worker", module, *cases]
     try:
         done = subprocess.run(
             command, input=source, capture_output=True, text=True, timeout=timeout, env=env, check=False
@@ -417,9 +429,20 @@ def planted_source() -> str:
     return source.replace(old, new, 1)
 
 
-def check() -> tuple[dict[str, Any], dict[str, Any]]:
-    """The verdicts on the planted mutant (must be killed) and on the unmutated module (must survive)."""
-    return run_mutant(PLANTED[0], planted_source()), run_mutant(PLANTED[0], _source(PLANTED[0]))
+def check(cases: Sequence[str] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The verdicts on the planted mutant (must be killed) and on the unmutated module (must
+    survive), over every case or these."""
+    planted = run_mutant(PLANTED[0], planted_source(), cases=cases)
+    return planted, run_mutant(PLANTED[0], _source(PLANTED[0]), cases=cases)
+
+
+def forked_verdicts(module: str, sources: Sequence[str], cases: Sequence[str]) -> list[dict[str, Any]]:
+    """The verdicts of the run's own path (forked children, chosen cases) on these sources."""
+    tasks = [
+        _Task(Mutant(module, n, "planted", 0, ""), text, list(cases), 120) for n, text in enumerate(sources)
+    ]
+    found = {task.mutant.index: verdict for task, verdict in _forked(tasks, jobs=1)}
+    return [found[n] for n in range(len(sources))]
 
 
 def _git(*argv: str) -> str:
@@ -523,12 +546,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     trace.add_argument("path", type=Path)
     worker = commands.add_parser("worker", help=argparse.SUPPRESS)
     worker.add_argument("module")
+    worker.add_argument("cases", nargs="*")
     options = parser.parse_args(argv)
     if options.command == "trace":
         _write_trace(options.path)
         return 0
     if options.command == "worker":
-        return _worker(options.module, sys.stdin.read())
+        return _worker(options.module, sys.stdin.read(), options.cases)
     if options.command == "check":
         planted, control = check()
         print(json.dumps({"planted": planted, "unmutated": control}))
