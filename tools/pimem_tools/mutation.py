@@ -1,15 +1,23 @@
 """Mutation testing of the reference against the conformance cases alone.
 
-`python -m pimem_tools.mutation run [--per-module N] [--modules a,b]` enumerates the mutants of
-the core modules of `reference/pimem`, runs the conformance cases (single-process cases, no
-`reference/tests`) against each mutant in a fresh interpreter, and writes
-`tools/mutation/results.json` with the tree it measured. A mutant is *killed* when some case
-fails or errors, *survived* otherwise.
+`python -m pimem_tools.mutation run [--per-module N] [--modules a,b] [--jobs J]` enumerates the
+mutants of the core modules of `reference/pimem`, runs the conformance cases (single-process cases,
+no `reference/tests`) against each mutant, and writes `tools/mutation/results.json` with the tree it
+measured. A mutant is *killed* when some case fails or errors, *survived* otherwise.
 
 Each mutant is applied at import: a meta-path finder hands the interpreter the mutated source of
 its module before anything imports it, so every `from ._x import name` binds the mutated code and
 the suite cannot reach an unmutated copy (the trap of tools that copy the tree). `check` proves the
-set-up: a planted mutant that the suite must kill, killed through the same path.
+set-up: a planted mutant that the suite must kill, killed through the same path, and the unmutated
+module, which every case passes.
+
+Speed: one traced run records which statements of the core modules each case executes (kept in
+`.cache/mutation/` per reference tree). A mutant changes one statement, so only the cases that
+execute it can kill it: each mutant runs those, fastest first, in a child forked from one warm
+interpreter (cases and schemas loaded once). A mutant on a statement no case executes survives
+without a run; one on a statement run at import (a constant, a default) runs every case. Caches
+shared between cases make the trace miss a few executions, so the selection can only under-count
+kills, never invent them.
 
 The operator set is fixed:
 - `compare`: a comparison flipped (`==`/`!=`, `<`/`>=`, `>`/`<=`, `in`/`not in`, `is`/`is not`);
