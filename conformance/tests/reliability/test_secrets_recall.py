@@ -13,7 +13,8 @@ indexed at all, so an implementation cannot pass by indexing nothing.
 Recall is reported per kind and per text carrier (the corpus' `carrier`: plain, JSON-escaped, .env,
 YAML, a URL ...), and so is whether the marker names the kind's rule. Near-misses must come back
 unchanged; placeholders are reported apart (masking them is allowed). PIMEM_SECRETS_CORPUS names
-another corpus file (the held-out seed's, say) to measure instead of the committed one.
+another corpus file (the held-out set, `secrets_corpus.HELDOUT_PATH`, or another seed's) to measure
+instead of the committed one.
 """
 
 from __future__ import annotations
@@ -264,9 +265,11 @@ def plant_all(writer: JournalWriter, items: list[Item]) -> list[Planted]:
 def straddling_texts() -> list[tuple[str, tuple[str, ...]]]:
     """Big entries whose secrets sit across the 1 MB slice boundaries of a redactor."""
     rng = random.Random(8)
-    # the secrets as they read in plain text (a key block is escaped or indented elsewhere)
-    by_kind = {item.kind: item for item in CORPUS.secrets if item.carrier == "plain"}
-    by_kind |= {item.kind: item for item in CORPUS.secrets if item.kind not in by_kind}
+    # the committed corpus' secrets (whichever corpus is measured), as they read in plain text (a
+    # key block is escaped or indented elsewhere)
+    committed = secrets_corpus.load().secrets
+    by_kind = {item.kind: item for item in committed if item.carrier == "plain"}
+    by_kind |= {item.kind: item for item in committed if item.kind not in by_kind}
     pem, token = by_kind["private-key"].secret, by_kind["github-pat"].secret
     aws = by_kind["aws-secret"]
     filler_line = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n"
@@ -349,8 +352,9 @@ def probe(memory: Memory, planted: Planted) -> list[str]:
 
 
 def named_by_its_rule(memory: Memory, planted: Planted, classes: tuple[str, ...]) -> bool:
+    """Whether a read shows a marker naming one of `classes` (any marker, when there are none)."""
     text = memory.tool("a", action="read", entryId=planted.entry_id).get("details", {}).get("text", "")
-    return any(f"[REDACTED:{name}]" in text for name in classes)
+    return any(f"[REDACTED:{name}]" in text for name in classes) if classes else "[REDACTED:" in text
 
 
 def _recall_table(title: str, counts: dict[str, list[int]]) -> list[str]:
