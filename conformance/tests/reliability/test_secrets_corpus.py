@@ -25,7 +25,8 @@ def test_at_least_230_kinds_each_tied_to_source_rules_with_three_secrets() -> No
     for item in CORPUS.secrets:
         secrets_per_kind[item.kind].add(item.secret.strip())
         assert item.rules and all(
-            rule.split(":")[0] in {"gitleaks", "detect-secrets", "pimem-spec"} for rule in item.rules
+            rule.split(":")[0] in {"gitleaks", "detect-secrets", "pimem-spec", "provider"}
+            for rule in item.rules
         )
     print(f"secrets: {len(CORPUS.secrets)} items, {len(secrets_per_kind)} kinds")
     assert len(secrets_per_kind) >= 230
