@@ -91,16 +91,7 @@ def _trust_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
             found = line.get("id") if isinstance(line, dict) else None
             if isinstance(found, str):
                 return original(view, dataclasses.replace(row, entry_id=found))
-            return _extract.Extracted(
-                row.entry_id,
-                row.parent_id,
-                row.timestamp,
-                row.kind,
-                None,
-                None,
-                "",
-                None,
-            )
+            return _extract.Extracted(row.timestamp, row.kind, None, None, "", None)
 
         return load
 
@@ -121,7 +112,7 @@ def _read_ignoring_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def read(view: Any, *args: Any) -> Any:
             everything = list(view.index.known())
-            return original(dataclasses.replace(view, paths=everything), *args)
+            return original(view.narrowed(everything), *args)
 
         return read
 
@@ -132,7 +123,7 @@ def _source_path_followed(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
             if source is not None and source.startswith("/"):  # a path given as source is read directly
-                return original(dataclasses.replace(view, paths=[source]), entry_id, None)
+                return original(view.narrowed([source]), entry_id, None)
             return original(view, entry_id, source)
 
         return lookup
@@ -144,7 +135,7 @@ def _source_outside_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def lookup(view: Any, entry_id: str | None, source: str | None) -> Any:
             if source is not None:  # a handle is resolved among every indexed journal
-                view = dataclasses.replace(view, paths=list(view.index.known()))
+                view = view.narrowed(list(view.index.known()))
             return original(view, entry_id, source)
 
         return lookup
@@ -303,9 +294,7 @@ def _raw_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
                 return entry
             raw = _extract._compact_json(obj)
             if entry is None:
-                return _extract.Extracted(
-                    obj["id"], None, str(obj.get("timestamp", "")), "custom", None, None, raw, None
-                )
+                return _extract.Extracted(str(obj.get("timestamp", "")), "custom", None, None, raw, None)
             return dataclasses.replace(entry, text=raw)
 
         return extract
@@ -651,7 +640,7 @@ def _huge_numbers_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _echo_uncapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_tool, "echo", lambda value, limit=60: json.dumps(value, default=str))
+    monkeypatch.setattr(_tool, "echo", lambda value: json.dumps(value, default=str))
 
 
 # ---- summaries ----------------------------------------------------------------------------------
@@ -789,7 +778,6 @@ def _ignored_parameters_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _aws_context_too_short(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_redact_rules, "_AWS_CONTEXT_CHARS", 100)
-    monkeypatch.setattr(_query, "_redacted", type(_query._redacted)())  # nothing redacted before counts
 
 
 def _redactor_missing_jwt(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -800,7 +788,6 @@ def _redactor_missing_jwt(monkeypatch: pytest.MonkeyPatch) -> None:
 
     finders = tuple(nothing if rule.id == "jwt" else rule.find for rule in _redact_rules.RULES)
     monkeypatch.setattr(_redact, "_FINDERS", finders)
-    monkeypatch.setattr(_query, "_redacted", type(_query._redacted)())  # nothing redacted before counts
 
 
 def _index_unavailable_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -949,8 +936,6 @@ FORBIDDEN_EVENTS = (
     "tool_result",
 )
 
-# must_not cases that no single fault of the reference can make fail, with the reason; the test
-# fails as soon as one of them is caught (then it leaves this list) or another one joins it.
 BROKEN: tuple[Broken, ...] = (
     Broken(
         "read-without-id-check",

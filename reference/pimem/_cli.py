@@ -426,7 +426,7 @@ def _run(options: argparse.Namespace, style: Style) -> tuple[str, Any, int]:
         "forget": lambda: forget(memory, options.id),
     }
     details = actions[command]()
-    text = describe(command, details).replace("`/memory gc confirm`", "`pimem gc --confirm`")
+    text = describe(details).replace("`/memory gc confirm`", "`pimem gc --confirm`")
     return text, details, EXIT_OK
 
 

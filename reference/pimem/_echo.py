@@ -25,17 +25,17 @@ _DEPTH_SHOWN = 2  # levels of nesting written out
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def echo(value: object, limit: int = ECHO_CHARS) -> str:
-    """`value` as JSON-like text of at most `limit` characters (cut ones end with "…")."""
+def echo(value: object) -> str:
+    """`value` as JSON-like text of at most ECHO_CHARS characters (cut ones end with "…")."""
     text = _render(value, 0)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= ECHO_CHARS else text[: ECHO_CHARS - 1] + "…"
 
 
 def _render(value: object, depth: int) -> str:
     if value is None or isinstance(value, bool):
         return json.dumps(value)
     if isinstance(value, int):
-        return _integer(value)
+        return _render_integer(value)
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"
@@ -58,7 +58,7 @@ def _render(value: object, depth: int) -> str:
     return f"<{type(value).__name__}>"
 
 
-def _integer(value: int) -> str:
+def _render_integer(value: int) -> str:
     # str() of an integer beyond 4,300 digits raises, and a long one says nothing more than its size.
     digits = math.floor(value.bit_length() * math.log10(2)) + 1
     if digits <= _DIGITS_SHOWN:

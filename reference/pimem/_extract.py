@@ -64,8 +64,6 @@ _VALUED_OPTIONS = {"-n", "-c", "--lines", "--bytes"}
 
 @dataclass(frozen=True)
 class Extracted:
-    entry_id: str
-    parent_id: str | None
     timestamp: str
     kind: str
     role: str | None
@@ -262,12 +260,9 @@ def extract(obj: Any, withheld_calls: set[str]) -> Extracted | None:
     kind, text, role, tool = _entry_text(obj, withheld_calls)
     if not kind or not text:
         return None
-    parent = obj.get("parentId")
     timestamp = obj.get("timestamp")
     tokens = obj.get("tokensBefore") if kind == "compaction" else None
     return Extracted(
-        entry_id=obj["id"],
-        parent_id=parent if isinstance(parent, str) else None,
         timestamp=timestamp if isinstance(timestamp, str) else "",
         kind=kind,
         role=role,

@@ -35,11 +35,9 @@ class ForgetList:
             self._entries, self._sessions = set(data.get("entries", [])), set(data.get("sessions", []))
             self._stamp = stamp
 
-    def hidden(self, session_id: str, entry_id: str) -> bool:
-        return self.now()(session_id, entry_id)
-
     def now(self) -> Callable[[str, str], bool]:
-        """`hidden` as the list stands now (one look at the file for any number of questions)."""
+        """Whether (session id, entry id) is forgotten, as the list stands now (one look at the
+        file for any number of questions)."""
         with self._lock:
             self._load()
             entries, sessions = frozenset(self._entries), frozenset(self._sessions)

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from ._extract import WITHHELD, context_edit, extract, sensitive_call_ids
 from ._journals import Journal, parse_line, read_chunk, read_header, read_line_at
+from ._memo import Memo
 from ._redact import Policy, redact_many, redaction_policy
 from ._store import FileState, IndexedJournal, Line, Store
 from ._terms import index_text
@@ -211,9 +212,9 @@ class Index:
         self.redaction = redaction or Policy()
         self._known: dict[str, tuple[int, int, int]] | None = None
         self._version = -1
-        self.reads = 0  # moves whenever `known` changes (its answer may have changed since)
+        self.generation = 0  # moves whenever `known` changes (its answer may have changed since)
         self.foreign = 0  # moves whenever another connection's commit made `known` read again
-        self._paths: tuple[int, dict[int, str]] | None = None
+        self._paths: Memo[dict[int, str]] = Memo()
         self.store = Store(path)
 
     def close(self) -> None:
@@ -229,9 +230,7 @@ class Index:
     def paths(self) -> dict[int, str]:
         """file id → path of every journal indexed (see `known`)."""
         known = self.known()
-        if self._paths is None or self._paths[0] != self.reads:
-            self._paths = (self.reads, {value[0]: path for path, value in known.items()})
-        return self._paths[1]
+        return self._paths.get(self.generation, lambda: {value[0]: path for path, value in known.items()})
 
     def known(self) -> dict[str, tuple[int, int, int]]:
         """path → (file id, size, mtime_ns) of every journal indexed. Kept up to date by this
@@ -240,7 +239,7 @@ class Index:
         if self._known is None or version != self._version:
             self._known = self.store.known_files()
             self._version = version
-            self.reads += 1
+            self.generation += 1
             self.foreign += 1
         return self._known
 
@@ -251,7 +250,7 @@ class Index:
             known.pop(path, None)
         else:
             known[path] = state
-        self.reads += 1
+        self.generation += 1
 
     def clear(self) -> None:
         """Drop every row and term (rebuild): a fresh, empty index."""
@@ -360,9 +359,7 @@ class Index:
             self.forget_path(journal.path)
             return None
         obj, raw_header = header
-        started = obj.get("timestamp")
-        started = started if isinstance(started, str) else ""
-        current = Journal(journal.path, obj["id"], obj["cwd"], started, info.st_size, info.st_mtime_ns)
+        current = Journal.from_header(journal.path, obj, info)
         header_hash = _hash(raw_header)
         state = self.store.file_state(journal.path)
         unchanged = state is not None and (state.size, state.mtime_ns) == (info.st_size, info.st_mtime_ns)

@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from ._memo import Memo
+
 __all__ = [
     "CHUNK_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
@@ -47,6 +49,19 @@ class Journal:
     started: str
     size: int
     mtime_ns: int
+
+    @classmethod
+    def from_header(cls, path: str, header: dict[str, Any], info: os.stat_result) -> Journal:
+        """The journal that a valid header line (`read_header`) and a stat of its file describe."""
+        started = header.get("timestamp")
+        return cls(
+            os.path.abspath(path),
+            header["id"],
+            header["cwd"],
+            started if isinstance(started, str) else "",
+            info.st_size,
+            info.st_mtime_ns,
+        )
 
 
 @dataclass
@@ -141,16 +156,7 @@ def _look(path: str, before: _Look | None) -> _Look:
         return _Look(None, None)
     if header is None:
         return _Look(key, None)
-    started = header[0].get("timestamp")
-    journal = Journal(
-        path=os.path.abspath(path),
-        session_id=header[0]["id"],
-        cwd=header[0]["cwd"],
-        started=started if isinstance(started, str) else "",
-        size=info.st_size,
-        mtime_ns=info.st_mtime_ns,
-    )
-    return _Look(key, journal)
+    return _Look(key, Journal.from_header(path, header[0], info))
 
 
 def _identity(journal: Journal | None) -> tuple[str, str] | None:
@@ -187,7 +193,7 @@ class Catalog:
         self._found: Discovery | None = None
         self._positions: dict[str, int] = {}  # where each journal is in _found
         self._unsettled: set[str] = set()  # new candidates, and candidates that are no journal (yet)
-        self._recent: tuple[int, list[str]] = (-1, [])
+        self._recent: Memo[list[str]] = Memo()
 
     def _folders(self) -> dict[str, int]:
         """The mtime of every folder whose listing discovery depends on."""
@@ -251,10 +257,15 @@ class Catalog:
     def recent(self, count: int) -> list[str]:
         """The `count` journals written last, as far as the catalog knows."""
         with self._lock:
-            if self._recent[0] != self.version and self._found is not None:
-                newest = heapq.nlargest(count, self._found.journals, key=lambda journal: journal.mtime_ns)
-                self._recent = (self.version, [journal.path for journal in newest])
-            return self._recent[1]
+            found = self._found
+            if found is None:
+                return self._recent.last or []  # what it was at the last refresh
+
+            def newest() -> list[str]:
+                journals = heapq.nlargest(count, found.journals, key=lambda journal: journal.mtime_ns)
+                return [journal.path for journal in journals]
+
+            return self._recent.get(self.version, newest)
 
     def know(self, journal: Journal) -> bool | None:
         """Take a journal whose header was just read (the current one): whether that changed what the

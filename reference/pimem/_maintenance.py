@@ -380,7 +380,7 @@ def run_command(memory: Memory, args: str) -> dict[str, Any]:
         details = _dispatch(memory, words)
     except (ToolError, IndexUnavailable) as error:  # the reason stays: disk full, read-only
         return protocol_answer(error)
-    return {"text": describe(words[0] if words else "status", details), "details": details}
+    return {"text": describe(details), "details": details}
 
 
 def _dispatch(memory: Memory, words: list[str]) -> dict[str, Any]:
@@ -401,7 +401,7 @@ def _dispatch(memory: Memory, words: list[str]) -> dict[str, Any]:
     return command()
 
 
-def describe(command: str, details: dict[str, Any]) -> str:
+def describe(details: dict[str, Any]) -> str:
     """One short human summary per command."""
     if "candidates" in details:
         lines = [

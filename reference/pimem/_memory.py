@@ -18,33 +18,24 @@ from ._errors import IndexUnavailable
 from ._forget import ForgetList
 from ._index import Index
 from ._journals import DEFAULT_MAX_LINE_BYTES, Catalog, Discovery, Journal, read_header
-from ._query import scope_of
+from ._memo import Memo, SizedCache
+from ._query import View, scope_of
 from ._redact import Policy
 from ._scope import scoped_journals
-from ._store import Scope
 
-__all__ = ["Config", "Memory", "Sight", "indexed"]
+__all__ = ["Config", "Memory", "indexed"]
 
 # Journals looked at again on every call: the most recently written, since journals being written
 # are the ones that change. Others are looked at again by each backfill.
 _RESTAT = 16
 _CATCH_UP_BYTES = 1 << 20  # what a call indexes of other journals in view before answering
+_REDACTED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
 
 
 def indexed(journal: Journal, known: dict[str, tuple[int, int, int]]) -> bool:
     """Whether the index holds the journal as it is (same size and mtime)."""
     seen = known.get(journal.path)
     return seen is not None and seen[1] == journal.size and seen[2] == journal.mtime_ns
-
-
-@dataclass(frozen=True)
-class Sight:
-    """What a call sees: the journals in its scope as they are now, and how far they are indexed."""
-
-    journals: list[Journal]
-    paths: list[str]
-    scope: Scope  # the file ids in scope (see _query.scope_of)
-    indexing: dict[str, Any]
 
 
 @dataclass
@@ -75,10 +66,11 @@ class Memory:
         self.write_error: IndexUnavailable | None = None  # the index stopped taking writes (disk full)
         self.wake: Callable[[], None] = lambda: None  # start catching up in the background
         self._index: Index | None = None
-        self._scopes: dict[tuple[Any, ...], set[str]] = {}
+        self._scopes: Memo[dict[tuple[Any, ...], set[str]]] = Memo()  # per discovery generation
         self._dropped = -1  # the catalog generation whose vanished journals were last dropped
-        self._suspects: tuple[int, list[str]] = (-1, [])
-        self._sight: tuple[tuple[Any, ...], Sight | None] = ((), None)
+        self._suspects: Memo[list[str]] = Memo()
+        self._view: Memo[View] = Memo()
+        self._redacted: SizedCache[tuple[Policy, str]] = SizedCache(_REDACTED_CHARS)
 
     def now(self) -> datetime:
         return self.clock if self.clock is not None else datetime.now(UTC)
@@ -130,15 +122,12 @@ class Memory:
             return None
         if header is None:
             return None
-        obj: dict[str, Any] = header[0]
-        started = obj.get("timestamp")
-        started = started if isinstance(started, str) else ""
-        return Journal(os.path.abspath(path), obj["id"], obj["cwd"], started, info.st_size, info.st_mtime_ns)
+        return Journal.from_header(path, header[0], info)
 
-    def before_answer(self, scope: str, session_id: str | None) -> Sight:
-        """Index the current journal, then the in-scope journals as they are now and the indexing
-        counts. Raises IndexUnavailable while the index takes no writes. When neither discovery nor
-        the index changed since the previous call, its answer is reused."""
+    def before_answer(self, scope: str, session_id: str | None) -> View:
+        """Index the current journal, then what the call sees: the in-scope journals as they are now
+        and the indexing counts. Raises IndexUnavailable while the index takes no writes. When
+        neither discovery nor the index changed since the previous call, its view is reused."""
         if self.write_error is not None:
             self.wake()  # try again in the background; until that works, every call says so
             raise self.write_error
@@ -150,26 +139,48 @@ class Memory:
         if self._dropped != self.catalog.generation:
             self._dropped = self.catalog.generation
             self.drop_missing(found)
-        key = (scope, session_id, self.config.cwd, self.config.session_file)
-        sight = self._sight[1]
-        if sight is None or self._sight[0] != (*key, self.catalog.version, self.index.reads):
-            journals = self.journals(self.discover(), scope, session_id)
-            self.catch_up(journals)
-            paths = [journal.path for journal in journals]
-            whole = scope == "global" and session_id is None
-            sight = Sight(journals, paths, scope_of(self.index, paths, whole), self.indexing(journals))
-            self._sight = ((*key, self.catalog.version, self.index.reads), sight)
-        return sight
+        index = self.index
+        call = (scope, session_id, self.config.cwd, self.config.session_file, index)
+
+        def key() -> tuple[Any, ...]:  # looking indexes what grew, so it is read again after
+            return (*call, self.catalog.version, index.generation)
+
+        return self._view.get(key(), lambda: self._look(scope, session_id), rekey=key)
+
+    def _look(self, scope: str, session_id: str | None) -> View:
+        journals = self.journals(self.discover(), scope, session_id)
+        self.catch_up(journals)
+        paths = [journal.path for journal in journals]
+        whole = scope == "global" and session_id is None
+        session_file = self.config.session_file
+        return View(
+            self.index,
+            journals,
+            paths,
+            scope_of(self.index, paths, whole),
+            self.indexing(journals),
+            os.path.abspath(session_file) if session_file else None,
+            self._reindexer(journals),
+            self._redacted,
+        )
+
+    def _reindexer(self, journals: list[Journal]) -> Callable[[str], None]:
+        def reindex(path: str) -> None:
+            journal = next(journal for journal in journals if journal.path == path)
+            self.sync(journal, verify=True)  # a full prefix check sees rewrites the fingerprint missed
+
+        return reindex
 
     def freshen(self, found: Discovery) -> None:
         """Look again at the journals a call can afford to: the most recently written (journals being
         written are the ones that change), and any the index holds in another state than the catalog
         (another process indexed it after it grew)."""
         known = self.index.known()
-        if self._suspects[0] != self.index.foreign:  # only another process makes the index run ahead
-            suspects = [j.path for j in found.journals if j.path in known and not indexed(j, known)]
-            self._suspects = (self.index.foreign, suspects)
-        self.catalog.restat([*self.catalog.recent(_RESTAT), *self._suspects[1]])
+        suspects = self._suspects.get(  # only another process makes the index run ahead
+            self.index.foreign,
+            lambda: [j.path for j in found.journals if j.path in known and not indexed(j, known)],
+        )
+        self.catalog.restat([*self.catalog.recent(_RESTAT), *suspects])
 
     def catch_up(self, journals: list[Journal]) -> None:
         """Index the journals in view that grew since they were indexed, when that is cheap (another
@@ -188,14 +199,14 @@ class Memory:
         """The journals of `found` in scope, narrowed to a session id. The scope is remembered until
         discovery changes (a journal appears, goes, or changes its header)."""
         config = self.config
-        key = (self.catalog.generation, len(found.journals), scope, config.cwd, config.session_file)
-        paths = self._scopes.get(key)
+        scopes = self._scopes.get((self.catalog.generation, len(found.journals)), dict)
+        key = (scope, config.cwd, config.session_file)
+        paths = scopes.get(key)
         if paths is None:
             chosen = scoped_journals(
                 found.journals, scope, cwd=config.cwd, home=config.home, session_file=config.session_file
             )
-            self._scopes = {k: v for k, v in self._scopes.items() if k[:2] == key[:2]}
-            paths = self._scopes[key] = {journal.path for journal in chosen}
+            paths = scopes[key] = {journal.path for journal in chosen}
         return [
             journal
             for journal in found.journals

@@ -11,17 +11,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ._echo import echo
 from ._errors import ToolError
 from ._extract import Extracted, extract
 from ._index import Index
-from ._journals import parse_line, read_line_at
+from ._journals import Journal, parse_line, read_line_at
+from ._memo import SizedCache
 from ._redact import Policy, current_policy, redact, redact_slices
 from ._store import ContextEditRow, EntryRow, Filters, Scope
 from ._terms import Term, atoms, contains_run, query_sequence, sequence_in, split_terms, stem_prefix
@@ -52,7 +51,6 @@ _EXCERPT_CHARS = 240
 _EXCERPT_LEAD = 60
 _WORD_SLACK = 24  # how far an excerpt's edge moves to reach a space (a word boundary)
 _CONTEXT_CHARS = 4_000
-_CACHED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
 SUMMARY_KINDS = ("compaction", "branch_summary")
 
 
@@ -77,22 +75,23 @@ def _source(row: EntryRow) -> str:
     return f"{_path_tag(row.path)}:{row.entry_id}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class View:
-    """What one call may see: the in-scope journal paths, plus how to reach back to the instance."""
+    """What one call sees: the journals in its scope as they are now, their file ids in the index,
+    how far they are indexed, and how to reach back to the instance (`Memory.before_answer`)."""
 
     index: Index
+    journals: list[Journal]
     paths: list[str]
-    current: str | None
-    now: datetime
+    scope: Scope  # the file ids in scope (see scope_of)
+    indexing: dict[str, Any]
+    current: str | None  # the current session's journal
     stale: Callable[[str], None]  # reindex a journal whose pointer no longer lands on its entry
-    known_scope: tuple[list[str], Scope] | None = None  # scope_of a paths list, if known
+    redacted: SizedCache[tuple[Policy, str]]  # the instance's redacted texts, for paging
 
-    @functools.cached_property
-    def scope(self) -> Scope:
-        if self.known_scope is not None and self.known_scope[0] is self.paths:
-            return self.known_scope[1]
-        return scope_of(self.index, self.paths)
+    def narrowed(self, paths: list[str]) -> View:
+        """The same view over some of its journals."""
+        return replace(self, paths=paths, scope=scope_of(self.index, paths))
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -121,25 +120,15 @@ def _load(view: View, row: EntryRow) -> Extracted | None:
     return extract(obj, view.index.store.withheld(row.file_id))
 
 
-# (policy, text) → redacted, most recently used last: the user's patterns change what is masked
-_redacted: OrderedDict[tuple[Policy, str], str] = OrderedDict()
-
-
-def _redact_cached(text: str) -> str:
-    """Redaction of a whole text, remembered for a while so paging through a long entry is cheap."""
-    key = (current_policy(), text)
-    if key in _redacted:
-        _redacted.move_to_end(key)
-        return _redacted[key]
-    _redacted[key] = redacted = redact(text)
-    while sum(len(cached) for _, cached in _redacted) > _CACHED_CHARS and len(_redacted) > 1:
-        _redacted.popitem(last=False)
-    return redacted
+def _redact_cached(view: View, text: str) -> str:
+    """Redaction of a whole text, remembered for a while so paging through a long entry is cheap
+    (by policy too: the user's patterns change what is masked)."""
+    return view.redacted.get((current_policy(), text), len(text), lambda: redact(text))
 
 
 def _text(view: View, row: EntryRow) -> str | None:
     entry = _load(view, row)
-    return None if entry is None else _redact_cached(entry.text)
+    return None if entry is None else _redact_cached(view, entry.text)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -362,7 +351,7 @@ _entry_totals: dict[tuple[int, int], int] = {}
 
 def _entry_total(view: View) -> int:
     """Entries in the index, counted again only after a write (for IDF)."""
-    key = (id(view.index), view.index.reads)
+    key = (id(view.index), view.index.generation)
     if key not in _entry_totals:
         _entry_totals.clear()
         _entry_totals[key] = view.index.store.entry_total()
@@ -509,7 +498,7 @@ def _lookup(view: View, entry_id: str | None, source: str | None) -> list[EntryR
     if source is not None:
         tag, _, entry_id = source.partition(":")
         paths = [path for path in view.paths if _path_tag(path) == tag]
-        view = View(view.index, paths, view.current, view.now, view.stale)
+        view = view.narrowed(paths)
     rows = view.index.store.entries_with_id(view.scope, entry_id)
     return _newest_first({row.path: row for row in rows}.values())
 
@@ -547,7 +536,7 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
     if entry is None:
         details["status"] = "unavailable"
         return details
-    text = _redact_cached(entry.text)
+    text = _redact_cached(view, entry.text)
     if offset > len(text):
         raise ToolError(
             "bad_offset",
@@ -590,7 +579,7 @@ def summaries(view: View, *, since: int | None, until: int | None, limit: int) -
                 "timestamp": row.timestamp,
                 "kind": row.kind,
                 "tokensBefore": entry.tokens_before,
-                "summary": _clip(_redact_cached(entry.text), _CONTEXT_CHARS),
+                "summary": _clip(_redact_cached(view, entry.text), _CONTEXT_CHARS),
             }
         )
         if len(results) == limit:

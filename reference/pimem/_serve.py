@@ -30,7 +30,6 @@ from ._tool import DESCRIPTION, LABEL, PARAMETERS, TOOL_NAME, run_tool
 __all__ = ["PROFILES", "ProtocolServer", "decode_request", "encode_response", "manifest", "open_config"]
 
 PROTOCOL = 1
-_INT_DIGITS = 4300  # sys.get_int_max_str_digits() by default
 PROFILES = ["core", "collector", "backfill", "forget", "context", "ranking"]
 EVENTS = ["session_start", "message_end", "session_compact", "session_tree", "session_shutdown"]
 COMMAND_DESCRIPTION = (
@@ -57,14 +56,16 @@ def decode_request(line: bytes) -> Any:
     (NaN, Infinity, lone surrogates), so such a value reaches validation and gets a tool error.
     """
     try:
-        return json.loads(line, parse_int=_integer)
+        return json.loads(line, parse_int=_parse_int)
     except RecursionError as error:
         raise ValueError("nested too deeply") from error
 
 
-def _integer(digits: str) -> int | float:
-    # int() refuses more than 4,300 digits; such a number is out of every range, as a float is
-    return int(digits) if len(digits) <= _INT_DIGITS else float(digits)
+def _parse_int(digits: str) -> int | float:
+    # int() refuses more digits than the interpreter's limit (0: none); such a number is out of
+    # every range, as a float is
+    limit = sys.get_int_max_str_digits()
+    return int(digits) if limit == 0 or len(digits) <= limit else float(digits)
 
 
 def encode_response(response: dict[str, Any]) -> bytes:

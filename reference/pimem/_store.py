@@ -36,6 +36,7 @@ __all__ = [
     "Line",
     "Scope",
     "Store",
+    "bare_candidates_sql",
     "fts5_tokens",
     "probe_fts5",
     "sqlite_versions",
@@ -268,6 +269,12 @@ def _filtered(filters: Filters, rowid: str) -> tuple[str, tuple[Any, ...]]:
         where += f" AND {rowid} BETWEEN ? AND ? AND e.ts BETWEEN ? AND ?"
         params += (*day_rowids(first, last), first, last)
     return where, params
+
+
+def bare_candidates_sql(cap: int) -> str:
+    """The FTS5 MATCH alone behind `Store.candidates`: the newest matching rowids, with no join,
+    scope or filter (the benchmark's search floor runs it on the same expressions, and prints it)."""
+    return f"SELECT rowid FROM terms WHERE terms MATCH ? ORDER BY rowid DESC LIMIT {int(cap)}"
 
 
 def probe_fts5() -> str | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
@@ -12,9 +11,8 @@ from zoneinfo import ZoneInfo
 from ._echo import echo, quoted
 from ._errors import IndexUnavailable, ToolError, protocol_answer
 from ._extract import KINDS
-from ._journals import Journal
 from ._memory import Memory
-from ._query import View, around, read, search, summaries
+from ._query import around, read, search, summaries
 from ._redact import redact_tree, redaction_policy
 from ._scope import SCOPES
 from ._time import epoch_ms
@@ -207,14 +205,6 @@ def validate(arguments: Any, tz: str) -> Args:
     )
 
 
-def _stale(memory: Memory, journals: list[Journal]) -> Any:
-    def reindex(path: str) -> None:
-        journal = next(journal for journal in journals if journal.path == path)
-        memory.sync(journal, verify=True)  # a full prefix check sees rewrites the fingerprint missed
-
-    return reindex
-
-
 def _answer(memory: Memory, args: Args) -> dict[str, Any]:
     if args.scope == "global" and not memory.config.allow_global:
         raise ToolError(
@@ -222,10 +212,7 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
             'scope "global" is off: the user has not allowed it (setting '
             'memory.allowGlobal); use "project" or "session"',
         )
-    sight = memory.before_answer(args.scope, args.session_id)
-    current = os.path.abspath(memory.config.session_file) if memory.config.session_file else None
-    stale = _stale(memory, sight.journals)
-    view = View(memory.index, sight.paths, current, memory.now(), stale, (sight.paths, sight.scope))
+    view = memory.before_answer(args.scope, args.session_id)
     if args.action == "read":
         return read(view, args.entry_id, args.source, args.offset)
     if args.action == "around":
@@ -234,10 +221,10 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
         details = search(
             view, args.query, kind=args.kind, since=args.since, until=args.until, limit=args.limit
         )
-        answer = {"action": "search", "scope": args.scope, **details, "indexing": sight.indexing}
+        answer = {"action": "search", "scope": args.scope, **details, "indexing": view.indexing}
         return {**answer, "hint": _honest_hint(answer)}
     details = summaries(view, since=args.since, until=args.until, limit=args.limit)
-    return {"action": args.action, "scope": args.scope, **details, "indexing": sight.indexing}
+    return {"action": args.action, "scope": args.scope, **details, "indexing": view.indexing}
 
 
 def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:

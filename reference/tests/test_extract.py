@@ -106,7 +106,7 @@ def test_entry_fields() -> None:
         set(),
     )
     assert entry is not None
-    assert (entry.entry_id, entry.parent_id, entry.timestamp, entry.tokens_before) == ("c", "p", "T", 792)
+    assert (entry.kind, entry.timestamp, entry.tokens_before, entry.text) == ("compaction", "T", 792, "s")
     result = extract(
         msg("toolResult", toolCallId="c9", toolName="read", content=[{"type": "text", "text": "x"}]), set()
     )

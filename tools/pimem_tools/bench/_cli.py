@@ -1,12 +1,16 @@
 """`pimem-bench`: measure the reference at a real user's scale and write JSON, Markdown and a plot.
 
-pimem-bench                       the full run: a 1 GiB corpus, curve 100 MB / 300 MB / 1 GiB,
-                                  results in tools/bench/results/latest.{json,md,png}
+pimem-bench                       the full run: a 5 GiB corpus, curve 100 MB / 1 GiB / 5 GiB, Pi
+                                  start-up on the 1 GiB corpus, search quality (seeds A and B);
+                                  results in tools/bench/results/latest.{json,md,png}, and the
+                                  README's performance table rewritten from them
 pimem-bench --quick               a 100 MB smoke run (curve 30 MB / 100 MB) into .cache/bench-results/
-pimem-bench --size 300MB          another corpus size (curve: the default points below it, and it)
+pimem-bench --size 10GiB          another corpus size (curve: the default points below it, and it)
 pimem-bench --quality             search quality only: the generated question set (seeds A and B),
                                   the reference beside BM25 baselines and ripgrep, into
                                   .cache/bench-results/quality.{json,md}
+pimem-bench --readme              rewrite the README's performance table from the committed
+                                  tools/bench/results/latest.json (no measuring)
 """
 
 from __future__ import annotations
@@ -20,14 +24,15 @@ import sys
 from pathlib import Path
 
 from pimem_tools.bench._git import RESULTS_RELPATH, export_commit, head_commit
+from pimem_tools.bench._readme import update_readme
 from pimem_tools.bench._report import write_outputs
-from pimem_tools.bench._run import Options, run
+from pimem_tools.bench._run import GIB, Options, run
 
 __all__ = ["main", "parse_size"]
 
-GIB = 1 << 30
-FULL_SIZE = GIB
-FULL_CURVE = (100_000_000, 300_000_000, GIB)
+FULL_SIZE = 5 * GIB
+FULL_CURVE = (100_000_000, GIB, FULL_SIZE)
+FULL_PI_RUNS = 7  # pairs per Pi version
 QUICK_SIZE = 100_000_000
 QUICK_CURVE = (30_000_000, QUICK_SIZE)
 DEFAULT_SEED = 1
@@ -92,6 +97,18 @@ def main(argv: list[str] | None = None) -> int:
         "--quality", action="store_true", help="search quality only (seeds A and B), a few seconds"
     )
     parser.add_argument(
+        "--readme", action="store_true", help="rewrite the README's performance table from latest.json"
+    )
+    parser.add_argument(
+        "--pi-runs",
+        type=int,
+        help=f"Pi start-up pairs per Pi version (default {FULL_PI_RUNS} in the full run, 5 otherwise;"
+        " 0 skips it, recorded as not measured)",
+    )
+    parser.add_argument(
+        "--no-quality", action="store_true", help="leave the search-quality figures out of this run"
+    )
+    parser.add_argument(
         "--curve",
         type=lambda t: tuple(parse_size(s) for s in t.split(",")),
         help="scaling-curve sizes, comma-separated (for example 30MB,100MB)",
@@ -117,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     exported = os.environ.get(EXPORTED_COMMIT_ENV)
     if exported is None and not args.working_tree:
         _run_from_export(repo, cache_dir, arguments)
+    if args.readme:
+        print(
+            update_readme(
+                repo / "README.md", json.loads((repo / RESULTS_RELPATH / "latest.json").read_text())
+            )
+        )
+        return 0
     if args.quality:
         return _quality_only(args.out or repo / ".cache" / "bench-results")
     size = QUICK_SIZE if args.quick else (args.size or FULL_SIZE)
@@ -134,11 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         curve=curve,
         seed=args.seed,
         command=command,
-        pi_startup_runs=7 if full_run else 5,
+        pi_startup_runs=args.pi_runs if args.pi_runs is not None else (FULL_PI_RUNS if full_run else 5),
+        quality=not args.no_quality,
     )
     result = run(options)
     for path in write_outputs(result, out):
         print(path)
+    if out.resolve() == (repo / RESULTS_RELPATH).resolve():
+        print(update_readme(repo / "README.md", result))
     missed = [name for name, row in result["targets"].items() if not row["met"]]
     print(
         f"targets met: {len(result['targets']) - len(missed)}/{len(result['targets'])}"

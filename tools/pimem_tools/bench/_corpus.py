@@ -34,6 +34,15 @@ class Corpus:
     session_dirs: tuple[Path, ...]
     generation_seconds: float | None  # None when reused from the cache
 
+    @property
+    def scripts(self) -> dict[str, float] | None:
+        """The measured shares of journal bytes in other scripts (the generator's statistics)."""
+        stats = self.root / "corpus-stats.json"
+        if not stats.is_file():
+            return None
+        found: dict[str, float] | None = orjson.loads(stats.read_bytes()).get("scripts")
+        return found
+
     def header(self, journal: Path) -> dict[str, object]:
         with journal.open("rb") as handle:
             header: dict[str, object] = orjson.loads(handle.readline())
@@ -54,12 +63,18 @@ def _layout(root: Path) -> tuple[Path | None, tuple[Path, ...], tuple[Path, ...]
     return (next(iter(agent_dirs)) if agent_dirs else None), flat, journals
 
 
+def _complete(root: Path, generator: int) -> bool:
+    marker = root / _MARKER
+    return marker.is_file() and orjson.loads(marker.read_bytes()).get("generator") == generator
+
+
 def ensure_corpus(cache_dir: Path, size: int, seed: int) -> Corpus:
+    """The corpus of `size` bytes and `seed`: reused when the same generator wrote it completely."""
+    from pimem_tools.fixtures._scale import GENERATOR_VERSION, write_scale_corpus
+
     root = cache_dir / f"bench-corpus-{size}-{seed}"
     generation_seconds: float | None = None
-    if not (root / _MARKER).is_file():
-        from pimem_tools.fixtures._scale import write_scale_corpus
-
+    if not _complete(root, GENERATOR_VERSION):
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
         started = time.perf_counter()
@@ -68,6 +83,7 @@ def ensure_corpus(cache_dir: Path, size: int, seed: int) -> Corpus:
         generation_seconds = time.perf_counter() - started
         agent_dir, flat, journals = _layout(root)
         marker = {
+            "generator": GENERATOR_VERSION,
             "bytes": sum(p.stat().st_size for p in journals),
             "journals": len(journals),
             "seconds": round(generation_seconds, 1),

@@ -49,8 +49,8 @@ class SearchTimes:
     hits: dict[tuple[str, str], None] = field(default_factory=dict)
 
 
-def time_searches(client: ToolClient, queries: list[Query]) -> SearchTimes:
-    times = SearchTimes()
+def time_searches(client: ToolClient, queries: list[Query], into: SearchTimes | None = None) -> SearchTimes:
+    times = SearchTimes() if into is None else into
     for query in queries:
         elapsed, response = _timed(client, {**query.arguments, "limit": 10})
         details = response["details"]

@@ -1,13 +1,14 @@
 """Pi's time from launch to its first answered prompt with the memory extension ÷ without it.
 
 Each run spawns `pi --mode rpc` in a fresh throwaway HOME and agent dir whose `sessions/` holds the
-200 MB journal corpus (hard links into the cached corpus, copies where links fail), sends one
-prompt, and stops the clock at the `agent_end` event; a mock OpenAI-compatible model on 127.0.0.1
-answers the prompt with one streamed text. With the extension, Pi starts `pimem serve` (the venv's
-`pimem`), which meets the whole 200 MB corpus on its first start. Runs with and without
+journal corpus (1 GiB in the full run; hard links into the cached corpus, copies where links fail),
+sends one prompt, and stops the clock at the `agent_end` event; a mock OpenAI-compatible model on
+127.0.0.1 answers the prompt with one streamed text. With the extension, Pi starts `pimem serve`
+(the venv's `pimem`), which meets the whole corpus on its first start. Runs with and without
 `-e reference/pi-extension/index.js` alternate, so each pair sees the same machine load; the figure
-is the median of the per-pair ratios. Pi is the one the end-to-end test installs under
-`.cache/pi-0.73.1`; without it the target is recorded as not measured, with why.
+is the median of the per-pair ratios. Each Pi is the pinned one the end-to-end tests install
+(`pimem_tools.pi_install`: `.cache/pi-<version>`, Node 22 for Pi 1.x); where it cannot be
+installed the figure is recorded as not measured, with why.
 """
 
 from __future__ import annotations
@@ -28,15 +29,13 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from pimem_tools.bench._corpus import ensure_corpus
-from pimem_tools.bench._stats import MB
+from pimem_tools.bench._corpus import Corpus
+from pimem_tools.pi_install import PINS, InstalledPi, PiUnavailable, install_pi
 
-__all__ = ["CORPUS_BYTES", "PiStartup", "measure_pi_startup"]
+__all__ = ["PI_VERSIONS", "PiStartup", "measure_pi_startup"]
 
-PI_DIR = Path(".cache") / "pi-0.73.1"
 EXTENSION = Path("reference") / "pi-extension" / "index.js"
-CORPUS_BYTES = 200 * MB
-_CORPUS_SEED = 1
+PI_VERSIONS = ("1.6.0", "0.73.1")  # the target names 1.6.0; 0.73.1 is reported beside it
 _TIMEOUT_SECONDS = 120
 _ANSWER = "Hello from the benchmark's mock model."
 
@@ -122,7 +121,7 @@ def _agent_dir(scratch: Path, sessions: Path, base_url: str) -> Path:
 
 
 def _first_prompt_once(
-    pi: Path, extension: Path | None, scratch: Path, sessions: Path, base_url: str
+    pi: InstalledPi, extension: Path | None, scratch: Path, sessions: Path, base_url: str
 ) -> float:
     """Milliseconds from spawning Pi to the `agent_end` of its first prompt."""
     scratch = scratch.resolve()  # Pi runs in its project dir: every path it gets must be absolute
@@ -131,7 +130,8 @@ def _first_prompt_once(
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PI_", "PIMEM_"))}
     env.update(HOME=str(scratch), PI_CODING_AGENT_DIR=str(agent_dir), PI_OFFLINE="1", PI_TELEMETRY="0",
                PIMEM_COMMAND=str(Path(sys.executable).parent / "pimem"))  # fmt: skip
-    argv = [str(pi), "--mode", "rpc", "--provider", "mock", "--model", "mock-model",
+    env = pi.env(env)
+    argv = [str(pi.pi), "--mode", "rpc", "--provider", "mock", "--model", "mock-model",
             *(["-e", str(extension)] if extension else [])]  # fmt: skip
     started = time.perf_counter()
     # Its own process group, so that killing it also kills the extension's `pimem serve`.
@@ -165,18 +165,17 @@ def _first_prompt_once(
 
 
 def measure_pi_startup(
-    repo: Path, code_root: Path, runs_per_side: int, cache_dir: Path | None = None
+    version: str, repo: Path, code_root: Path, runs_per_side: int, corpus: Corpus
 ) -> PiStartup:
-    """Pi comes from the repo's cache, the extension from the measured code; at least 5 pairs."""
-    pi = repo.resolve() / PI_DIR / "node_modules" / ".bin" / "pi"
+    """Pi `version` (installed from the measured code's pins into the repo's cache) with the measured
+    extension, on `corpus`; at least 5 pairs."""
     extension = code_root.resolve() / EXTENSION
-    if not pi.exists():
-        return PiStartup(
-            reason=f"Pi 0.73.1 is not installed at {PI_DIR} (the Pi end-to-end test installs it)"
-        )
+    try:
+        pi = install_pi(version, code_root.resolve() / PINS, repo.resolve() / ".cache")
+    except (PiUnavailable, RuntimeError, OSError) as error:
+        return PiStartup(reason=f"Pi {version} could not be installed: {error}")
     if not extension.exists():
         return PiStartup(reason=f"the extension {EXTENSION} does not exist")
-    corpus = ensure_corpus(cache_dir or repo.resolve() / ".cache", CORPUS_BYTES, _CORPUS_SEED)
     if corpus.agent_dir is None:
         return PiStartup(reason=f"the corpus at {corpus.root} has no <agentDir>/sessions layout")
     sessions = corpus.agent_dir / "sessions"
@@ -192,7 +191,7 @@ def measure_pi_startup(
                 without_ms.append(_first_prompt_once(pi, None, Path(temp) / f"without-{run}", sessions, url))
                 with_ms.append(_first_prompt_once(pi, extension, Path(temp) / f"with-{run}", sessions, url))
         except (OSError, RuntimeError) as error:
-            return PiStartup(reason=f"Pi did not answer its first prompt: {error}")
+            return PiStartup(reason=f"Pi {version} did not answer its first prompt: {error}")
     return PiStartup(
         statistics.median(with_ms),
         statistics.median(without_ms),

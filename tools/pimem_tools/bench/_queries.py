@@ -3,8 +3,10 @@
 Terms come from a sample of the same extracted, redacted text the index holds, so every query
 category hits what it is meant to hit: rare terms (one entry in the sample), common terms (the most
 frequent), multi-term queries (terms taken from one entry), any-term fallback (a real term plus a
-word that occurs nowhere), date-bounded queries (`since`/`until`), kind-filtered queries, and a few
-project-scoped ones. The same corpus always gives the same queries in the same order.
+word that occurs nowhere), date-bounded queries (`since`/`until`), kind-filtered queries, a few
+project-scoped ones, and the search-quality benchmark's questions (natural-language questions,
+identifiers, error messages, identifier parts, CJK, partly absent terms), asked of the whole corpus.
+The same corpus always gives the same queries in the same order.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ CATEGORY_SIZES = {
     "dated": 20,
     "kind": 20,
     "project": 10,
+    "question": 60,
 }
 
 
@@ -95,7 +98,20 @@ def _absent_word(sample: TermSample, index: int) -> str:
     return word
 
 
-def build_queries(sample: TermSample) -> list[Query]:
+def quality_questions(count: int = CATEGORY_SIZES["question"]) -> list[str]:
+    """`count` questions of the quality benchmark's seed A, spread evenly over its categories."""
+    import tempfile
+    from pathlib import Path
+
+    from pimem_tools.fixtures._quality import write_quality_corpus
+
+    with tempfile.TemporaryDirectory(prefix="pimem-bench-questions-") as temp:
+        questions = write_quality_corpus(Path(temp), "A").questions
+    stride = max(1, len(questions) // count)
+    return [question.query for question in questions[::stride]][:count]
+
+
+def build_queries(sample: TermSample, questions: list[str] | None = None) -> list[Query]:
     frequency = sample.document_frequency
     rare = _pick([t for t, n in frequency.items() if n == 1 and _searchable(t, 6)], CATEGORY_SIZES["rare"])
     common_pool = [t for t, _ in frequency.most_common(400) if _searchable(t, 4)]
@@ -130,6 +146,8 @@ def build_queries(sample: TermSample) -> list[Query]:
     # Scope project (the default) filters by the current session's project root.
     for term in common_pool[: CATEGORY_SIZES["project"]]:
         queries.append(Query("project", {"action": "search", "query": term}))
+    for question in questions or []:
+        queries.append(Query("question", {"action": "search", "query": question, "scope": "global"}))
     return queries
 
 

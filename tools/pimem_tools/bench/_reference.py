@@ -1,11 +1,14 @@
 """The one narrow seam between the benchmark and the reference implementation.
 
-Three ways in, each the way a user or Pi would meet the code:
+Four ways in, each the way a user or Pi would meet the code:
 - `pimem index` / `pimem rebuild` as subprocesses (timed, with the peak RSS of the process tree);
+  the search query set is also run once in a subprocess, for its peak RSS;
 - `ToolClient`: the in-process `pimem._serve:ProtocolServer`, driven with the protocol's messages, the
   same code `pimem serve` runs for the Pi extension;
-- `extracted_entries` / `redact`: the reference's own extraction and redaction, called stage by stage
-  for the ceiling and the where-the-time-goes figures.
+- `extracted_entries` / `redact` / `index_terms`: the reference's own extraction, redaction and term
+  maker, called stage by stage for the ceiling and the where-the-time-goes figures;
+- `recorded_candidate_matches` and `SearchFloor`: the FTS5 expressions the reference's search hands
+  its store for candidates, and the store's bare candidate MATCH run on them alone (the floor).
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,14 +34,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IndexRun",
+    "SearchFloor",
     "ToolClient",
     "extracted_entries",
     "fts_options",
+    "fts_options_of_schema",
     "index_argv",
     "index_files",
+    "index_terms",
     "isolated_env",
     "rebuild_argv",
+    "recorded_candidate_matches",
     "redact",
+    "run_measured",
     "run_pimem",
     "sqlite_version",
 ]
@@ -98,6 +108,15 @@ def fts_options(state_dir: Path) -> str:
     return " ".join(match.group(1).split())
 
 
+def fts_options_of_schema() -> str:
+    """The FTS5 options of the index the reference makes, read from a fresh empty one of its own."""
+    from pimem._store import Store
+
+    with tempfile.TemporaryDirectory(prefix="pimem-bench-schema-") as temp:
+        Store(str(Path(temp) / INDEX_FILE)).close()
+        return fts_options(Path(temp))
+
+
 @dataclass(frozen=True)
 class IndexRun:
     seconds: float
@@ -138,14 +157,19 @@ def _tree_peak_bytes(root_pid: int) -> int:
 
 
 def run_pimem(argv: list[str], env: dict[str, str]) -> IndexRun:
-    """Run `pimem <argv>` to completion; its wall time and peak RSS.
+    """Run `pimem <argv>` to completion; its wall time and peak RSS (see `run_measured`)."""
+    return run_measured(["pimem", *argv], env)
+
+
+def run_measured(argv: list[str], env: dict[str, str]) -> IndexRun:
+    """Run a command to completion; its wall time and the peak RSS of its process tree.
 
     The peak is polled from /proc every 50 ms: the process's own high-water mark plus the memory of
     any worker processes at that moment. (The kernel's `ru_maxrss` of a child cannot be used: it
     inherits the high-water mark of the parent's memory at fork and exec, here the benchmark's own.)
     """
     started = time.perf_counter()
-    process = subprocess.Popen(["pimem", *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
     done = threading.Event()
 
@@ -163,7 +187,7 @@ def run_pimem(argv: list[str], env: dict[str, str]) -> IndexRun:
     done.set()
     poller.join()
     if process.returncode != 0:
-        raise RuntimeError(f"pimem {' '.join(argv)} exited {process.returncode}: {stderr.decode()[-2000:]}")
+        raise RuntimeError(f"{' '.join(argv)} exited {process.returncode}: {stderr.decode()[-2000:]}")
     return IndexRun(seconds, peak)
 
 
@@ -191,6 +215,60 @@ def redact(text: str) -> str:
     from pimem._redact import redact as reference_redact
 
     return reference_redact(text)
+
+
+def index_terms(text: str) -> str:
+    """What the reference gives FTS5 for an entry's redacted text (its term maker)."""
+    from pimem._terms import index_text
+
+    return index_text(text)
+
+
+@contextmanager
+def recorded_candidate_matches() -> Iterator[list[tuple[str, int]]]:
+    """While inside: every (FTS5 expression, cap) the reference's search asks its store candidates
+    for, in order. Whatever search does to choose them, the floor then runs exactly these."""
+    from pimem._store import Store
+
+    recorded: list[tuple[str, int]] = []
+    original = Store.candidates
+
+    def recording(self: Store, match: str, scope: Any, filters: Any, cap: int) -> Any:
+        recorded.append((match, cap))
+        return original(self, match, scope, filters, cap)
+
+    Store.candidates = recording  # type: ignore[method-assign]
+    try:
+        yield recorded
+    finally:
+        Store.candidates = original  # type: ignore[method-assign]
+
+
+class SearchFloor:
+    """The store's bare candidate MATCH (`pimem._store.bare_candidates_sql`) on a read-only
+    connection to the reference's index: candidate rowids only, no join, ranking, lines, excerpts,
+    redaction or JSON."""
+
+    def __init__(self, state_dir: Path) -> None:
+        from pimem._store import bare_candidates_sql
+
+        self.sql_of = bare_candidates_sql
+        self._db = apsw.Connection(str(state_dir / INDEX_FILE), flags=apsw.SQLITE_OPEN_READONLY)
+
+    def rowids(self, matches: list[tuple[str, int]]) -> list[list[int]]:
+        """The candidate rowids of each of a query's candidate MATCHes."""
+        return [
+            [rowid for (rowid,) in self._db.execute(self.sql_of(cap), (match,))] for match, cap in matches
+        ]
+
+    def time_ms(self, matches: list[tuple[str, int]]) -> float:
+        """Milliseconds to run every one of a query's candidate MATCHes and fetch their rowids."""
+        started = time.perf_counter()
+        self.rowids(matches)
+        return (time.perf_counter() - started) * 1000
+
+    def close(self) -> None:
+        self._db.close()
 
 
 class ToolClient:

@@ -14,18 +14,12 @@ from pimem_tools.bench._targets import DIRECTIONS
 
 __all__ = ["render_markdown", "write_outputs"]
 
-# Published figures of the seed design (2.37 GB of real journals), shown beside ours.
-PUBLISHED = {
-    "corpus": "2.37 GB, 709 sessions",
-    "indexing_mb_per_s": 23.0,
-    "index_size_ratio": 0.114,
-    "search_p50_ms": 21.0,
-}
-
 
 def _fmt(value: Any, unit: str = "") -> str:
     if value is None:
         return "not measured"
+    if unit == "points":
+        return f"{value * 100:+.1f} points"
     if isinstance(value, float):
         text = f"{value:.3g}" if abs(value) < 100 else f"{value:,.0f}"
     else:
@@ -50,14 +44,16 @@ def _target_rows(targets: dict[str, dict[str, Any]]) -> list[str]:
 def _measurement_rows(result: dict[str, Any]) -> list[str]:
     indexing, ceiling, stages = result["indexing"], result["ceiling"], result["stages"]
     search, read, append = result["search"], result["read"], result["append"]
-    rg, rebuild, startup = result["ripgrep"], result["rebuild"], result["pi_startup"]
+    rg, rebuild = result["ripgrep"], result["rebuild"]
+    floor = search["floor"]
     rows = ["| measurement | result |", "|---|---|"]
     rows.append(
         f"| first-pass indexing (`pimem index`) | {indexing['mb_per_s']:.1f} MB/s "
         f"({indexing['seconds']:.1f} s), peak RSS {indexing['peak_rss_mb']:.0f} MB |"
     )
     rows.append(
-        f"| raw FTS5 insert ceiling, same text | {ceiling['mb_per_s']:.1f} MB/s of journal "
+        f"| raw FTS5 insert ceiling, same redacted text, same token stream (the term maker's output), "
+        f"same FTS5 options | {ceiling['mb_per_s']:.1f} MB/s of journal "
         f"({ceiling['seconds']:.1f} s); ours ÷ ceiling = {ceiling['ours_over_ceiling']:.2f} |"
     )
     rows.append(f"| read + parse + extract alone | {stages['extract_mb_per_s']:.1f} MB/s of journal |")
@@ -66,12 +62,20 @@ def _measurement_rows(result: dict[str, Any]) -> list[str]:
         f"({stages['redact_text_mb_per_s']:.1f} MB/s of extracted text) |"
     )
     rows.append(
+        f"| term maker alone (CJK characters and pairs, identifier parts) | "
+        f"{stages['terms_mb_per_s']:.1f} MB/s of journal |"
+    )
+    rows.append(
         f"| append → searchable (50 MB journal, median of {append['samples']}) | "
         f"{append['median_ms']:.2f} ms (p95 {append['p95_ms']:.2f} ms) |"
     )
     rows.append(
-        f"| search p50 / p95 / p99 ({search['queries']} queries) | "
-        f"{_latency(search, 'p50_ms', 'p95_ms', 'p99_ms')} |"
+        f"| search p50 / p95 / p99 ({search['queries']} queries), peak RSS of the searching process | "
+        f"{_latency(search, 'p50_ms', 'p95_ms', 'p99_ms')}, {search['peak_rss_mb']:.0f} MB |"
+    )
+    rows.append(
+        f"| search floor p50 / p95 / p99: the bare FTS5 candidate MATCH of the same queries "
+        f"(SQL below) | {_latency(floor, 'p50_ms', 'p95_ms', 'p99_ms')} |"
     )
     rows.append(
         f"| read p50 / p99 ({read['pages']} pages of 16,000 chars) | {_latency(read, 'p50_ms', 'p99_ms')} |"
@@ -87,44 +91,83 @@ def _measurement_rows(result: dict[str, Any]) -> list[str]:
         )
     else:
         rows.append(f"| ripgrep | unavailable: {rg['reason']} |")
-    rows.append(f"| `pimem rebuild` | {rebuild['seconds']:.1f} s ({rebuild['mb_per_s']:.1f} MB/s) |")
-    if startup["measured"]:
-        rows.append(
-            f"| Pi launch to first answered prompt, 200 MB corpus, with ÷ without the extension | "
-            f"{startup['ratio']:.3f} (median of {len(startup['pair_ratios'])} paired ratios; medians "
-            f"{startup['with_ms']:.0f} ms vs {startup['without_ms']:.0f} ms) |"
-        )
-    else:
-        rows.append(
-            "| Pi launch to first answered prompt, 200 MB corpus, with ÷ without the extension | "
-            f"not measured: {startup['reason']} |"
-        )
+    rows.append(
+        f"| `pimem rebuild` | {rebuild['seconds']:.1f} s ({rebuild['mb_per_s']:.1f} MB/s), "
+        f"peak RSS {rebuild['peak_rss_mb']:.0f} MB |"
+    )
+    for version, startup in result["pi_startup"].items():
+        what = f"Pi {version} launch to first answered prompt, with ÷ without the extension"
+        if startup["measured"]:
+            rows.append(
+                f"| {what}, {startup['corpus_bytes'] / MB:,.0f} MB corpus | {startup['ratio']:.3f} "
+                f"(median of {len(startup['pair_ratios'])} paired ratios; medians "
+                f"{startup['with_ms']:.0f} ms vs {startup['without_ms']:.0f} ms) |"
+            )
+        else:
+            rows.append(f"| {what} | not measured: {startup['reason']} |")
     return rows
 
 
+def _floor_lines(search: dict[str, Any]) -> list[str]:
+    statements = search["floor"]["sql"] or ["(no query asked the store for candidates)"]
+    return [
+        "For each query, the floor runs exactly the FTS5 expressions the reference's search asked its",
+        "store for candidates (recorded while the tool answered it), each with this statement and",
+        "nothing else: no join, scope, filter, ranking, line reads, excerpts, redaction or JSON.",
+        "",
+        "```sql",
+        *statements,
+        "```",
+    ]
+
+
+def _quality_lines(quality: dict[str, Any] | None) -> list[str]:
+    if quality is None:
+        return ["Not measured in this run (`--no-quality`)."]
+    from pimem_tools.bench._quality import markdown_table
+
+    counts = ", ".join(f"seed {seed}: {count}" for seed, count in quality["questions"].items())
+    lines = [f"Questions per seed: {counts}. Seed A is tuned on; seed B is reported beside it.", ""]
+    for figure in ("recall_at_10", "recall_at_5", "recall_at_1", "mrr"):
+        lines += markdown_table(quality, figure).splitlines()
+    return lines
+
+
 def _category_rows(search: dict[str, Any]) -> list[str]:
-    rows = ["| query category | queries | p50 | p95 | p99 |", "|---|---|---|---|---|"]
+    rows = ["| query category | queries | p50 | p95 | p99 | floor p50 |", "|---|---|---|---|---|---|"]
     for category, block in search["by_category"].items():
         rows.append(
             f"| {category} | {block['queries']} | {block['p50_ms']:.2f} ms | {block['p95_ms']:.2f} ms "
-            f"| {block['p99_ms']:.2f} ms |"
+            f"| {block['p99_ms']:.2f} ms | {block['floor_p50_ms']:.2f} ms |"
         )
     return rows
 
 
 def _scaling_rows(scaling: list[dict[str, Any]]) -> list[str]:
     rows = [
-        "| corpus | journals | indexing | index size | search p50 | peak RSS |",
-        "|---|---|---|---|---|---|",
+        "| corpus | journals | indexing | index size | search p50 / p99 | floor p50 | ripgrep ÷ search "
+        "| rebuild | peak RSS: indexing / search / rebuild |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for point in scaling:
+        peak = point["peak_rss_mb"]
+        speedup = point["ripgrep_speedup"]
         rows.append(
             f"| {point['bytes'] / MB:,.0f} MB | {point['journals']:,} | {point['index_seconds']:.1f} s "
             f"({point['mb_per_s']:.1f} MB/s) | {point['index_bytes'] / MB:.1f} MB "
-            f"({point['index_ratio'] * 100:.2f} %) | {point['search_p50_ms']:.2f} ms "
-            f"| {point['peak_rss_mb']:.0f} MB |"
+            f"({point['index_ratio'] * 100:.2f} %) | {point['search_p50_ms']:.2f} / "
+            f"{point['search_p99_ms']:.2f} ms | {point['floor_p50_ms']:.2f} ms | "
+            f"{'unavailable' if speedup is None else _fmt(speedup, 'x')} | {point['rebuild_seconds']:.1f} s "
+            f"| {peak['indexing']:.0f} / {peak['search']:.0f} / {peak['rebuild']:.0f} MB |"
         )
     return rows
+
+
+def _scripts(corpus: dict[str, Any]) -> str:
+    shares = corpus.get("scripts")
+    if not shares:
+        return ""
+    return "; " + ", ".join(f"{share * 100:.1f} % {script}" for script, share in shares.items()) + " of bytes"
 
 
 def render_markdown(result: dict[str, Any]) -> str:
@@ -142,7 +185,8 @@ def render_markdown(result: dict[str, Any]) -> str:
         "# pimem-bench results",
         "",
         f"Corpus: {corpus['bytes'] / MB:,.0f} MB of journals ({corpus['journals']:,} journals, "
-        f"{corpus['entries']:,} entries, seed {corpus['seed']}). Machine: {result['machine']['cpus']} CPUs, "
+        f"{corpus['entries']:,} entries, seed {corpus['seed']}{_scripts(corpus)}). "
+        f"Machine: {result['machine']['cpus']} CPUs, "
         f"Python {result['machine']['python']}, SQLite {result['machine']['sqlite']}, 1-minute load average "
         f"{result['machine']['load_average']['start']:.1f} at the start and "
         f"{result['machine']['load_average']['end']:.1f} at the end. "
@@ -162,11 +206,21 @@ def render_markdown(result: dict[str, Any]) -> str:
         "",
         *_category_rows(result["search"]),
         "",
+        "## The search floor",
+        "",
+        *_floor_lines(result["search"]),
+        "",
         "## Scaling",
         "",
-        "Every corpus size is indexed from scratch and searched with the same query set as the main run.",
+        "Every corpus size is indexed from scratch, searched with the same query set as the main run, "
+        "compared with ripgrep and rebuilt. Peak RSS is summed over the process tree (main process and "
+        "workers).",
         "",
         *_scaling_rows(result["scaling"]),
+        "",
+        "## Search quality",
+        "",
+        *_quality_lines(result.get("quality")),
         "",
     ]
     return "\n".join(lines)
@@ -214,7 +268,9 @@ def _plot(result: dict[str, Any], path: Path) -> None:
     build.plot(sizes, [p["index_bytes"] / MB for p in result["scaling"]], "s-", label="index size (MB)")
     build.set(xlabel="corpus (MB)", title="scaling: indexing time and index size")
     latency.plot(sizes, [p["search_p50_ms"] for p in result["scaling"]], "o-", label="search p50 (ms)")
-    latency.set(xlabel="corpus (MB)", ylabel="ms", title="scaling: search p50", ylim=(0, None))
+    latency.plot(sizes, [p["search_p99_ms"] for p in result["scaling"]], "s-", label="search p99 (ms)")
+    latency.plot(sizes, [p["floor_p50_ms"] for p in result["scaling"]], "^-", label="floor p50 (ms)")
+    latency.set(xlabel="corpus (MB)", ylabel="ms", title="scaling: search latency", yscale="log")
     for axis in (build, latency):
         axis.grid(True, alpha=0.3)
         axis.legend(fontsize=8)

@@ -1,4 +1,13 @@
-"""One benchmark run: every measurement side by side, in one process, on one corpus."""
+"""One benchmark run: every measurement side by side, in one process tree, on one corpus per size.
+
+At every size of the curve: first-pass indexing (time, peak RSS of the process tree), the whole
+query set through the tool in a process of its own (latency per category, the bare FTS5 floor of
+each query beside it, the search's peak RSS), ripgrep on the same single-term queries, and
+`pimem rebuild` (time, peak RSS). At the main size besides: the stage pass (extraction, redaction,
+term maker, and the raw FTS5 insert ceiling on the same tokens), reads, the viewer, and append →
+searchable on a 50 MB journal among the corpus. Once: Pi start-up (on the 1 GiB point's corpus)
+and search quality (seeds A and B).
+"""
 
 from __future__ import annotations
 
@@ -9,34 +18,32 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from pimem_tools.bench import _reference
 from pimem_tools.bench._ceiling import run_stage_pass
 from pimem_tools.bench._corpus import Corpus, ensure_corpus
 from pimem_tools.bench._git import RESULTS_RELPATH, MeasuredTrees, measured_trees
-from pimem_tools.bench._latency import (
-    SearchTimes,
-    build_large_journal,
-    time_appends,
-    time_reads,
-    time_searches,
-    utc,
-)
-from pimem_tools.bench._pi_startup import measure_pi_startup
-from pimem_tools.bench._queries import Query, TermSample, build_queries
+from pimem_tools.bench._latency import SearchTimes, build_large_journal, time_appends, time_reads, utc
+from pimem_tools.bench._pi_startup import PI_VERSIONS, PiStartup, measure_pi_startup
+from pimem_tools.bench._queries import Query, TermSample, build_queries, quality_questions
 from pimem_tools.bench._ripgrep import ensure_ripgrep, time_ripgrep
 from pimem_tools.bench._stats import MB, mb_per_s, percentile
-from pimem_tools.bench._targets import target_table
+from pimem_tools.bench._targets import target_table, target_values
 from pimem_tools.bench._viewer import time_viewer_searches
 
-__all__ = ["Options", "run"]
+__all__ = ["GIB", "Options", "run"]
 
+GIB = 1 << 30
 APPEND_JOURNAL_BYTES = 50 * MB
-_RIPGREP_QUERIES = 40  # each rg call reads the whole corpus; 40 keeps a 1 GiB run short
+_RIPGREP_QUERIES = 40  # each rg call reads the whole corpus; 40 keeps a 5 GiB run short
+_VIEWER_QUERIES = 100  # each goes to the viewer and to the tool once more
 
 
 @dataclass(frozen=True)
@@ -49,39 +56,27 @@ class Options:
     curve: tuple[int, ...]
     seed: int
     command: str
-    pi_startup_runs: int  # pairs (at least 5); each run starts the real Pi and prompts it once
+    pi_startup_runs: int  # pairs (0: not measured; else at least 5); each run starts the real Pi once
+    quality: bool = True
+
+
+# When each progress message of this run was said: the phases a full run's time goes to.
+_SAID: list[tuple[str, float]] = []
 
 
 def _say(message: str) -> None:
-    print(f"pimem-bench: {message}", file=sys.stderr, flush=True)
+    now = time.perf_counter()
+    _SAID.append((message.strip(), now))
+    print(f"pimem-bench [{now - _SAID[0][1]:5.0f} s]: {message}", file=sys.stderr, flush=True)
 
 
-@dataclass(frozen=True)
-class Indexed:
-    corpus: Corpus
-    state_dir: Path
-    seconds: float
-    peak_rss_bytes: int
-    index_bytes: int
-
-    def point(self, search_p50_ms: float) -> dict[str, Any]:
-        return {
-            "bytes": self.corpus.bytes,
-            "journals": len(self.corpus.journals),
-            "index_seconds": self.seconds,
-            "mb_per_s": mb_per_s(self.corpus.bytes, self.seconds),
-            "index_bytes": self.index_bytes,
-            "index_ratio": self.index_bytes / self.corpus.bytes,
-            "search_p50_ms": search_p50_ms,
-            "peak_rss_mb": self.peak_rss_bytes / MB,
-        }
-
-
-def _index(corpus: Corpus, state_dir: Path) -> Indexed:
-    state_dir.mkdir(parents=True)
-    run = _reference.run_pimem(_reference.index_argv(corpus, state_dir), _reference.isolated_env(state_dir))
-    index_bytes = sum(p.stat().st_size for p in _reference.index_files(state_dir))
-    return Indexed(corpus, state_dir, run.seconds, run.peak_rss_bytes, index_bytes)
+def _phases(end: float) -> list[dict[str, Any]]:
+    """Each message with the seconds until the next one (or `end`)."""
+    starts = [at for _, at in _SAID[1:]] + [end]
+    return [
+        {"phase": said, "seconds": round(until - at, 2)}
+        for (said, at), until in zip(_SAID, starts, strict=True)
+    ]
 
 
 def _workspace(
@@ -107,11 +102,44 @@ def _latency_block(samples: list[float]) -> dict[str, float]:
     }
 
 
-def _search_block(queries: list[Query], times: SearchTimes) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Searched:
+    """The query set through the tool in a child process, with the floor of each query beside it."""
+
+    times: SearchTimes
+    floor_ms: list[float]
+    candidate_queries: list[int]
+    floor_sql: list[str]
+    peak_rss_bytes: int
+
+
+def _search_in_child(workspace: dict[str, Any], now: str, queries: list[Query], work: Path) -> Searched:
+    spec, out = work / "search-spec.json", work / "search-out.json"
+    queries_wire = [(q.category, q.arguments) for q in queries]
+    spec.write_bytes(orjson.dumps({"workspace": workspace, "now": now, "queries": queries_wire}))
+    env = _reference.isolated_env(Path(workspace["state_dir"]))
+    run = _reference.run_measured(
+        [sys.executable, "-m", "pimem_tools.bench._search_child", str(spec), str(out)], env
+    )
+    data = orjson.loads(out.read_bytes())
+    times = SearchTimes(data["samples_ms"], data["categories"], data["matches"])
+    times.hits = {(str(a), str(b)): None for a, b in data["hits"]}
+    spec.unlink()
+    out.unlink()
+    return Searched(times, data["floor_ms"], data["candidate_queries"], data["floor_sql"], run.peak_rss_bytes)
+
+
+def _search_block(queries: list[Query], searched: Searched) -> dict[str, Any]:
+    times = searched.times
     by_category: dict[str, dict[str, Any]] = {}
     for category in dict.fromkeys(times.categories):
         samples = [s for s, c in zip(times.samples_ms, times.categories, strict=True) if c == category]
-        by_category[category] = {"queries": len(samples), **_latency_block(samples)}
+        floor = [s for s, c in zip(searched.floor_ms, times.categories, strict=True) if c == category]
+        by_category[category] = {
+            "queries": len(samples),
+            **_latency_block(samples),
+            "floor_p50_ms": percentile(floor, 0.5),
+        }
     return {
         "queries": len(queries),
         **_latency_block(times.samples_ms),
@@ -120,6 +148,13 @@ def _search_block(queries: list[Query], times: SearchTimes) -> dict[str, Any]:
         "samples_ms": times.samples_ms,
         "categories": times.categories,
         "arguments": [q.arguments for q in queries],
+        "peak_rss_mb": searched.peak_rss_bytes / MB,
+        "floor": {
+            "sql": searched.floor_sql,
+            **_latency_block(searched.floor_ms),
+            "samples_ms": searched.floor_ms,
+            "candidate_queries": searched.candidate_queries,
+        },
     }
 
 
@@ -155,128 +190,183 @@ def _ripgrep_block(corpus: Corpus, queries: list[Query], samples_ms: list[float]
     }
 
 
-def _search_p50(indexed: Indexed, queries: list[Query], session_file: Path, now: str) -> float:
-    client = _reference.ToolClient(_workspace(indexed.corpus, indexed.state_dir, session_file), now)
-    try:
-        return percentile(time_searches(client, queries).samples_ms, 0.5)
-    finally:
-        client.close()
+@dataclass
+class Point:
+    """Every figure of one corpus size."""
+
+    corpus: Corpus
+    state_dir: Path
+    index_seconds: float
+    index_peak_rss_bytes: int
+    index_bytes: int
+    search: dict[str, Any]
+    hits: list[tuple[str, str]]
+    ripgrep: dict[str, Any]
+    rebuild_seconds: float = 0.0
+    rebuild_peak_rss_bytes: int = 0
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "requested_bytes": self.corpus.requested_bytes,
+            "bytes": self.corpus.bytes,
+            "journals": len(self.corpus.journals),
+            "index_seconds": self.index_seconds,
+            "mb_per_s": mb_per_s(self.corpus.bytes, self.index_seconds),
+            "index_bytes": self.index_bytes,
+            "index_ratio": self.index_bytes / self.corpus.bytes,
+            "search_p50_ms": self.search["p50_ms"],
+            "search_p99_ms": self.search["p99_ms"],
+            "floor_p50_ms": self.search["floor"]["p50_ms"],
+            "ripgrep_speedup": self.ripgrep.get("speedup"),
+            "rebuild_seconds": self.rebuild_seconds,
+            "peak_rss_mb": {
+                "indexing": self.index_peak_rss_bytes / MB,
+                "search": self.search["peak_rss_mb"],
+                "rebuild": self.rebuild_peak_rss_bytes / MB,
+            },
+        }
+
+
+def _measure_point(
+    corpus: Corpus, queries: list[Query], now: str, work: Path, extra: Callable[[Point], None] | None = None
+) -> Point:
+    """Index, search, (whatever `extra` measures on the fresh index), ripgrep, rebuild."""
+    size = f"{corpus.bytes / MB:,.0f} MB"
+    state_dir = work / f"state-{corpus.requested_bytes}"
+    state_dir.mkdir(parents=True)
+    _say(f"{size}: first-pass indexing of {len(corpus.journals):,} journals")
+    indexed = _reference.run_pimem(
+        _reference.index_argv(corpus, state_dir), _reference.isolated_env(state_dir)
+    )
+    index_bytes = sum(p.stat().st_size for p in _reference.index_files(state_dir))
+    _say(f"{size}:   {indexed.seconds:.1f} s, peak RSS {indexed.peak_rss_bytes / MB:.0f} MB")
+    session_file = corpus.journals[len(corpus.journals) // 2]
+    _say(f"{size}: {len(queries)} searches through the tool, each with its bare FTS5 floor")
+    searched = _search_in_child(_workspace(corpus, state_dir, session_file), now, queries, work)
+    search = _search_block(queries, searched)
+    _say(f"{size}:   p50 {search['p50_ms']:.2f} ms, p99 {search['p99_ms']:.2f} ms")
+    point = Point(
+        corpus,
+        state_dir,
+        indexed.seconds,
+        indexed.peak_rss_bytes,
+        index_bytes,
+        search,
+        list(searched.times.hits),
+        {},
+    )
+    if extra is not None:
+        extra(point)
+    _say(f"{size}: ripgrep over the same corpus")
+    point.ripgrep = _ripgrep_block(corpus, queries, searched.times.samples_ms)
+    _say(f"{size}: pimem rebuild")
+    rebuilt = _reference.run_pimem(
+        _reference.rebuild_argv(corpus, state_dir), _reference.isolated_env(state_dir)
+    )
+    point.rebuild_seconds, point.rebuild_peak_rss_bytes = rebuilt.seconds, rebuilt.peak_rss_bytes
+    return point
 
 
 def run(options: Options) -> dict[str, Any]:
     started = time.perf_counter()
+    _SAID.clear()
     load_at_start = os.getloadavg()[0]  # the machine may be shared: say how busy it was
     trees = measured_trees(options.repo, options.exported_commit)
     if trees is None:
         _say("not a git checkout: the result records no tree hashes")
     elif not trees.clean:
         _say(f"uncommitted changes under reference/ or tools/: {', '.join(trees.dirty_paths[:5])}")
-    _say(f"corpus of {options.size / MB:,.0f} MB (seed {options.seed})")
-    corpus = ensure_corpus(options.cache_dir, options.size, options.seed)
     work = Path(tempfile.mkdtemp(prefix="pimem-bench-"))
     try:
-        result = _measure(options, trees, corpus, work, started)
+        result = _measure(options, trees, work, started)
         result["machine"]["load_average"] = {"start": load_at_start, "end": os.getloadavg()[0]}
         return result
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _measure(
-    options: Options, trees: MeasuredTrees | None, corpus: Corpus, work: Path, started: float
-) -> dict[str, Any]:
-    _say(f"1. first-pass indexing of {len(corpus.journals):,} journals ({corpus.bytes / MB:,.0f} MB)")
-    main = _index(corpus, work / "state")
-    _say(f"   {main.seconds:.1f} s, peak RSS {main.peak_rss_bytes / MB:.0f} MB")
+def _main_extras(work: Path, queries: list[Query], now: str, into: dict[str, Any]) -> Callable[[Point], None]:
+    """What the main size measures on its fresh index besides the curve's figures."""
 
-    _say("2-3. extraction, redaction and the raw FTS5 ceiling, stage by stage")
+    def measure(point: Point) -> None:
+        corpus = point.corpus
+        session_file = corpus.journals[len(corpus.journals) // 2]
+        workspace = _workspace(corpus, point.state_dir, session_file)
+        client = _reference.ToolClient(workspace, now)
+        _say("main: reads of the search hits, through the tool")
+        into["read"] = time_reads(client, point.hits)
+        _say("main: the same searches through pimem view's HTTP endpoint, each beside the tool's")
+        stride = max(1, len(queries) // _VIEWER_QUERIES)
+        viewer_samples, paired_tool = time_viewer_searches(workspace, now, queries[::stride], client)
+        client.close()
+        into["viewer"] = {
+            "queries": len(viewer_samples),
+            **_latency_block(viewer_samples),
+            "tool_p50_ms": percentile(paired_tool, 0.5),
+        }
+        _say("main: append → searchable on a 50 MB journal among the corpus")
+        append_dir = work / "append-sessions"
+        big_journal = append_dir / "large-session.jsonl"
+        parent = build_large_journal(
+            big_journal, list(corpus.journals), APPEND_JOURNAL_BYTES, str(corpus.header(session_file)["cwd"])
+        )
+        client = _reference.ToolClient(_workspace(corpus, point.state_dir, big_journal, (append_dir,)), now)
+        appends = time_appends(client, big_journal, parent, utc(now))
+        client.close()
+        into["append"] = (big_journal.stat().st_size, appends)
+        shutil.rmtree(append_dir)
+
+    return measure
+
+
+def _measure(options: Options, trees: MeasuredTrees | None, work: Path, started: float) -> dict[str, Any]:
+    _say(f"corpus of {options.size / MB:,.0f} MB (seed {options.seed})")
+    corpus = ensure_corpus(options.cache_dir, options.size, options.seed)
+    _say(f"stage pass over {len(corpus.journals):,} journals: extraction, redaction, terms, FTS5 ceiling")
     sample = TermSample()
-    stages = run_stage_pass(
-        corpus.journals, work / "ceiling.db", sample, _reference.fts_options(main.state_dir)
-    )
+    stages = run_stage_pass(corpus.journals, work / "ceiling.db", sample, _reference.fts_options_of_schema())
     (work / "ceiling.db").unlink()
-    queries = build_queries(sample)
+    queries = build_queries(sample, quality_questions())
     assert sample.last_timestamp is not None
     now = (utc(sample.last_timestamp) + timedelta(days=1)).isoformat().replace("+00:00", "Z")
-    session_file = corpus.journals[len(corpus.journals) // 2]
 
-    _say(f"5-6. {len(queries)} searches and the reads of their hits, through the tool")
-    client = _reference.ToolClient(_workspace(corpus, main.state_dir, session_file), now)
-    search_times = time_searches(client, queries)
-    read_samples = time_reads(client, list(search_times.hits))
-    _say("7. the same searches through pimem view's HTTP endpoint, each beside the tool's")
-    workspace = _workspace(corpus, main.state_dir, session_file)
-    viewer_samples, paired_tool = time_viewer_searches(workspace, now, queries, client)
-    client.close()
-    search = _search_block(queries, search_times)
-    viewer = {**_latency_block(viewer_samples), "tool_p50_ms": percentile(paired_tool, 0.5)}
-
-    _say("8. ripgrep over the same corpus")
-    ripgrep = _ripgrep_block(corpus, queries, search_times.samples_ms)
-
-    _say("9. pimem rebuild")
-    rebuild = _reference.run_pimem(
-        _reference.rebuild_argv(corpus, main.state_dir), _reference.isolated_env(main.state_dir)
-    )
-
-    _say("4. append → searchable on a 50 MB journal")
-    append_dir = work / "append-sessions"
-    big_journal = append_dir / "large-session.jsonl"
-    parent = build_large_journal(
-        big_journal, list(corpus.journals), APPEND_JOURNAL_BYTES, str(corpus.header(session_file)["cwd"])
-    )
-    big_bytes = big_journal.stat().st_size
-    client = _reference.ToolClient(_workspace(corpus, main.state_dir, big_journal, (append_dir,)), now)
-    appends = time_appends(client, big_journal, parent, utc(now))
-    client.close()
-
-    _say("10. scaling curve")
-    points = {corpus.bytes: main.point(search["p50_ms"])}
-    peak_rss = main.peak_rss_bytes
-    for size in options.curve:
-        if size == options.size:
-            continue
-        other = ensure_corpus(options.cache_dir, size, options.seed)
-        indexed = _index(other, work / f"state-{size}")
-        peak_rss = max(peak_rss, indexed.peak_rss_bytes)
-        other_session = other.journals[len(other.journals) // 2]
-        points[other.bytes] = indexed.point(_search_p50(indexed, queries, other_session, now))
-        shutil.rmtree(indexed.state_dir)
-        _say(f"    {other.bytes / MB:,.0f} MB: {indexed.seconds:.1f} s")
-
-    _say("Pi start-up")
-    startup = measure_pi_startup(options.repo, options.code_root, options.pi_startup_runs, options.cache_dir)
-
-    ours_mb_per_s = mb_per_s(corpus.bytes, main.seconds)
-    ceiling_mb_per_s = mb_per_s(corpus.bytes, stages.insert_seconds)
-    append_median = statistics.median(appends.samples_ms)
-    values: dict[str, float | None] = {
-        "indexing_vs_ceiling": ours_mb_per_s / ceiling_mb_per_s,
-        "indexing_mb_per_s": ours_mb_per_s,
-        "index_size_ratio": main.index_bytes / corpus.bytes,
-        "search_p50_ms": search["p50_ms"],
-        "search_p99_ms": search["p99_ms"],
-        "viewer_search_overhead_ms": viewer["p50_ms"] - viewer["tool_p50_ms"],
-        "append_to_searchable_ms": append_median,
-        "ripgrep_speedup": ripgrep.get("speedup"),
-        "peak_rss_mb": peak_rss / MB,
-        "pi_startup_ratio": startup.ratio,
-    }
-    notes = {}
-    if not ripgrep["available"]:
-        notes["ripgrep_speedup"] = f"ripgrep unavailable: {ripgrep['reason']}"
-    if startup.reason:
-        notes["pi_startup_ratio"] = startup.reason
-    if corpus.bytes < 1 << 30:
-        notes.update(
-            {
-                name: f"measured on {corpus.bytes / MB:,.0f} MB, not the 1 GiB the target names"
-                for name in ("indexing_mb_per_s", "search_p50_ms", "search_p99_ms", "ripgrep_speedup")
-                if name not in notes
-            }
+    extras: dict[str, Any] = {}
+    points: dict[int, Point] = {}
+    for size in sorted(options.curve):
+        other = corpus if size == options.size else ensure_corpus(options.cache_dir, size, options.seed)
+        main = size == options.size
+        point = _measure_point(
+            other, queries, now, work, _main_extras(work, queries, now, extras) if main else None
         )
-    return {
-        "format": 1,
+        shutil.rmtree(point.state_dir)
+        points[size] = point
+    main_point = points[options.size]
+
+    startup_corpus = points[GIB].corpus if GIB in points else corpus
+    startups: dict[str, PiStartup] = {}
+    for version in PI_VERSIONS:
+        if options.pi_startup_runs <= 0:
+            startups[version] = PiStartup(reason="not asked for (--pi-runs 0)")
+            continue
+        _say(f"Pi {version} start-up with and without the extension ({startup_corpus.bytes / MB:,.0f} MB)")
+        startups[version] = measure_pi_startup(
+            version, options.repo, options.code_root, options.pi_startup_runs, startup_corpus
+        )
+
+    quality: dict[str, Any] | None = None
+    if options.quality:
+        from pimem_tools.bench._quality import measure_quality
+
+        _say("search quality: seeds A and B")
+        quality = measure_quality()
+
+    big_bytes, appends = extras["append"]
+    read_samples: list[float] = extras["read"]
+    viewer = extras["viewer"]
+    indexing_mb_per_s = mb_per_s(corpus.bytes, main_point.index_seconds)
+    ceiling_mb_per_s = mb_per_s(corpus.bytes, stages.insert_seconds)
+    result: dict[str, Any] = {
+        "format": 2,
         "command": options.command,
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "run_seconds": time.perf_counter() - started,
@@ -294,19 +384,21 @@ def _measure(
             "entries": stages.entries,
             "seed": options.seed,
             "generation_seconds": corpus.generation_seconds,
+            "scripts": corpus.scripts,
         },
         "indexing": {
-            "seconds": main.seconds,
-            "mb_per_s": ours_mb_per_s,
-            "peak_rss_mb": main.peak_rss_bytes / MB,
-            "index_bytes": main.index_bytes,
-            "index_ratio": main.index_bytes / corpus.bytes,
+            "seconds": main_point.index_seconds,
+            "mb_per_s": indexing_mb_per_s,
+            "peak_rss_mb": main_point.index_peak_rss_bytes / MB,
+            "index_bytes": main_point.index_bytes,
+            "index_ratio": main_point.index_bytes / corpus.bytes,
         },
         "ceiling": {
             "seconds": stages.insert_seconds,
             "mb_per_s": ceiling_mb_per_s,
-            "ours_over_ceiling": ours_mb_per_s / ceiling_mb_per_s,
+            "ours_over_ceiling": indexing_mb_per_s / ceiling_mb_per_s,
             "fts_options": stages.fts_options,
+            "token_stream": "the reference's term maker (pimem._terms.index_text) on the redacted text",
         },
         "stages": {
             "extract_seconds": stages.extract_seconds,
@@ -314,10 +406,12 @@ def _measure(
             "redact_seconds": stages.redact_seconds,
             "redact_mb_per_s": mb_per_s(corpus.bytes, stages.redact_seconds),
             "redact_text_mb_per_s": mb_per_s(stages.text_bytes, stages.redact_seconds),
+            "terms_seconds": stages.terms_seconds,
+            "terms_mb_per_s": mb_per_s(corpus.bytes, stages.terms_seconds),
             "text_bytes": stages.text_bytes,
             "entries": stages.entries,
         },
-        "search": search,
+        "search": main_point.search,
         "viewer_search": viewer,
         "read": {
             "pages": len(read_samples),
@@ -327,27 +421,35 @@ def _measure(
         },
         "append": {
             "journal_bytes": big_bytes,
+            "corpus_bytes": corpus.bytes,
             "samples": len(appends.samples_ms),
             "found": appends.found,
-            "median_ms": append_median,
+            "median_ms": statistics.median(appends.samples_ms),
             "p95_ms": percentile(appends.samples_ms, 0.95),
             "samples_ms": appends.samples_ms,
         },
-        "ripgrep": ripgrep,
+        "ripgrep": main_point.ripgrep,
         "rebuild": {
-            "seconds": rebuild.seconds,
-            "mb_per_s": mb_per_s(corpus.bytes, rebuild.seconds),
-            "peak_rss_mb": rebuild.peak_rss_bytes / MB,
+            "seconds": main_point.rebuild_seconds,
+            "mb_per_s": mb_per_s(corpus.bytes, main_point.rebuild_seconds),
+            "peak_rss_mb": main_point.rebuild_peak_rss_bytes / MB,
         },
-        "scaling": [points[size] for size in sorted(points)],
+        "scaling": [points[size].row() for size in sorted(points)],
         "pi_startup": {
-            "measured": startup.ratio is not None,
-            "ratio": startup.ratio,
-            "reason": startup.reason,
-            "with_ms": startup.with_extension_ms,
-            "without_ms": startup.without_extension_ms,
-            "pair_ratios": list(startup.pair_ratios),
-            "corpus_bytes": startup.corpus_bytes,
+            version: {
+                "measured": startup.ratio is not None,
+                "ratio": startup.ratio,
+                "reason": startup.reason,
+                "with_ms": startup.with_extension_ms,
+                "without_ms": startup.without_extension_ms,
+                "pair_ratios": list(startup.pair_ratios),
+                "corpus_bytes": startup.corpus_bytes,
+            }
+            for version, startup in startups.items()
         },
-        "targets": target_table(values, notes),
+        "quality": quality,
     }
+    result["phases"] = _phases(time.perf_counter())
+    values, notes = target_values(result)
+    result["targets"] = target_table(values, notes)
+    return result

@@ -1,0 +1,54 @@
+"""The instance's caches: a Memo computes again only when its key moves; a SizedCache keeps its
+texts within a budget, least recently used out first, and always keeps the newest."""
+
+from __future__ import annotations
+
+from pimem._memo import Memo, SizedCache
+
+
+def test_a_memo_computes_once_per_key_and_again_when_the_key_moves() -> None:
+    memo: Memo[list[int]] = Memo()
+    calls: list[int] = []
+    assert memo.last is None
+    assert memo.get(1, lambda: calls.append(1) or [1]) == [1]
+    assert memo.get(1, lambda: calls.append(2) or [2]) == [1]
+    assert memo.get(2, lambda: calls.append(3) or [3]) == [3]
+    assert calls == [1, 3] and memo.last == [3]
+
+
+def test_rekey_remembers_the_key_as_it_is_after_computing() -> None:
+    state = {"version": 0}
+    memo: Memo[str] = Memo()
+
+    def compute() -> str:
+        state["version"] += 1  # computing moves the key, as indexing on the way does
+        return f"v{state['version']}"
+
+    assert memo.get(state["version"], compute, rekey=lambda: state["version"]) == "v1"
+    assert memo.get(state["version"], compute, rekey=lambda: state["version"]) == "v1"
+    assert memo.get(0, compute) == "v2"  # a plain get remembers the key it was asked with
+
+
+def test_a_sized_cache_drops_the_least_recently_used_past_its_budget() -> None:
+    cache: SizedCache[str] = SizedCache(10)
+    computed: list[str] = []
+
+    def text(key: str) -> str:
+        return cache.get(key, 4, lambda: computed.append(key) or key.upper())
+
+    assert [text("a"), text("b")] == ["A", "B"]
+    assert text("a") == "A"  # a is used again, so b is now the oldest
+    text("c")  # 12 > 10: b goes
+    assert computed == ["a", "b", "c"]
+    text("a")
+    assert computed == ["a", "b", "c"]
+    text("b")
+    assert computed == ["a", "b", "c", "b"]
+
+
+def test_a_sized_cache_keeps_the_newest_text_even_over_budget() -> None:
+    cache: SizedCache[str] = SizedCache(3)
+    assert cache.get("big", 100, lambda: "BIG") == "BIG"
+    assert cache.get("big", 100, lambda: "again") == "BIG"
+    assert cache.get("next", 1, lambda: "NEXT") == "NEXT"
+    assert cache.get("big", 100, lambda: "again") == "again"  # it went when next came in
