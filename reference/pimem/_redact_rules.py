@@ -882,13 +882,17 @@ def _assignment(text: str, position: int) -> Iterable[Span]:
 # Markdown table (`| TOKEN | v |`), CSV, a call's arguments (`("TOKEN", "v")`), a Dockerfile's
 # `ENV TOKEN v`, `TOKEN ??= v`, prose (`TOKEN to v`), or a name only a value of this shape makes
 # recognisable (`AZURE_DEVOPS_EXT_PAT=v`).
-_KEYED = re.compile(
-    r"(?i)(?:key|token|secret|pass(?:w(?:or)?d)?|pwd|pat|credentials?|auth)"
-    r"(?P<tail>[A-Za-z0-9_.\-]{0,30})(?:\\*[\"'\x60])?"
-    r"(?:[ \t]*[|,=:][ \t]*|[ \t]*(?:\?\?|\|\|)=[ \t]*|[ \t]+value[ \t]*=[ \t]*"
-    r"|(?P<spaced>[ \t]+to[ \t]+|[ \t]+))"
-    rf"(?:\\*[\"'\x60])?([A-Za-z0-9+/=_~\-][A-Za-z0-9+/=_.~\-]{{15,999}}){_END}"
+_KEYED_NAME = (
+    r"(?i)(?:key|token|secret|pass(?:w(?:or)?d)?|pwd|pat|credentials?|auth)(?P<tail>[A-Za-z0-9_.\-]{0,30})"
 )
+_KEYED_VALUE = rf"(?:\\*[\"'\x60])?([A-Za-z0-9+/=_~\-][A-Za-z0-9+/=_.~\-]{{15,999}}){_END}"
+_KEYED = re.compile(
+    rf"{_KEYED_NAME}(?:\\*[\"'\x60])?"
+    r"(?:[ \t]*[|,=:][ \t]*|[ \t]*(?:\?\?|\|\|)=[ \t]*|[ \t]+value[ \t]*=[ \t]*)"
+    rf"{_KEYED_VALUE}"
+)
+# only an environment-style name stands apart from its value (`ENV TOKEN v`, `TOKEN to v`)
+_KEYED_SPACED = re.compile(rf"{_KEYED_NAME}(?:[ \t]+to)?[ \t]+{_KEYED_VALUE}")
 
 
 def _generated(value: str) -> bool:
@@ -914,17 +918,17 @@ def _name_starts(text: str, position: int) -> bool:
 
 
 def _keyed_value(text: str, position: int) -> Iterable[Span]:
+    if not _name_starts(text, position):
+        return _NONE  # checked first: most hits are inside words (`monkey`, `compass`)
     match = _KEYED.match(text, position)
-    if match is None or not _name_starts(text, position) or _qualified(match.group("tail")):
+    if match is None and text[position].isupper():
+        match = _KEYED_SPACED.match(text, position)
+        if match is not None and not text[position : match.end("tail")].isupper():
+            match = None
+    if match is None or _qualified(match.group("tail")) or not _generated(match.group(2)):
         return _NONE
-    name = text[position : match.end("tail")]
-    if match.group("spaced") and not name.isupper():
-        return _NONE  # only an environment-style name stands apart from its value (`ENV TOKEN v`)
-    value = match.group(3)
-    if not _generated(value):
-        return _NONE
-    start = match.start(3)
-    return ((start, start + len(value.rstrip("."))),)
+    start = match.start(2)
+    return ((start, start + len(match.group(2).rstrip("."))),)
 
 
 _NETRC = re.compile(r"machine[ \t]+\S+(?:[ \t]+login[ \t]+\S+)?[ \t]+password[ \t]+([^\s\\]+)")

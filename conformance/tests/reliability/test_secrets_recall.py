@@ -386,8 +386,14 @@ def probe(memory: Memory, planted: Planted) -> list[str]:
     ]
     for chunk in chunks:
         hits = search_session(memory, planted.session_id, chunk)
-        # Only the results: `details.query` echoes the probe itself.
-        if leaked := leaked_windows(planted, hits.get("details", {}).get("results")):
+        # Only the entry's own result: `details.query` echoes the probe itself, and the other
+        # entries of the session hold this secret in other carriers (their own probes judge them).
+        own = [
+            hit
+            for hit in hits.get("details", {}).get("results", [])
+            if hit.get("entryId") == planted.entry_id
+        ]
+        if leaked := leaked_windows(planted, own):
             problems.append(f"search excerpt shows {sorted(leaked)[:3]}")
         if term := leaking_term(memory, planted, chunk, hits):
             problems.append(f"searchable by {term!r} (its twin is not)")
