@@ -32,6 +32,7 @@ from pimem import (
     _journals,
     _maintenance,
     _memory,
+    _prepare,
     _query,
     _redact,
     _redact_rules,
@@ -85,12 +86,12 @@ def _trust_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
     """
 
     def make(original: Any) -> Any:
-        def load(view: Any, row: Any) -> Any:
+        def load(view: Any, row: Any, *rest: Any) -> Any:
             raw = _journals.read_line_at(row.path, row.offset, row.length)
             line = _journals.parse_line(raw) if raw is not None else None
             found = line.get("id") if isinstance(line, dict) else None
             if isinstance(found, str):
-                return original(view, dataclasses.replace(row, entry_id=found))
+                return original(view, dataclasses.replace(row, entry_id=found), *rest)
             return _extract.Extracted(row.timestamp, row.kind, None, None, "", None)
 
         return load
@@ -299,7 +300,7 @@ def _raw_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return extract
 
-    _wrap(monkeypatch, _index, "extract", make)
+    _wrap(monkeypatch, _prepare, "extract", make)
     _wrap(monkeypatch, _query, "extract", make)
 
 
@@ -310,7 +311,7 @@ def _sensitive_files_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
 def _long_lines_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     # The max_line_bytes setting is ignored: every line is parsed, however long.
     monkeypatch.setattr(
-        _index,
+        _prepare,
         "read_chunk",
         lambda path, start, max_line_bytes, *rest: _journals.read_chunk(path, start, 2**62, *rest),
     )
@@ -498,7 +499,7 @@ def _partial_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return read_chunk
 
-    _wrap(monkeypatch, _index, "read_chunk", make)
+    _wrap(monkeypatch, _prepare, "read_chunk", make)
 
 
 def _rewrites_not_detected(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -538,7 +539,7 @@ def _idless_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return parse_line
 
-    _wrap(monkeypatch, _index, "parse_line", make)
+    _wrap(monkeypatch, _prepare, "parse_line", make)
 
 
 # ---- words in every script ---------------------------------------------------------------------
@@ -568,7 +569,7 @@ def _without_marks(text: str) -> str:
 
 def _marks_split_words(monkeypatch: pytest.MonkeyPatch) -> None:
     """Combining marks separate words, as unicode61 does by default (हिन्दी becomes ह न द)."""
-    _wrap(monkeypatch, _index, "index_text", lambda original: lambda text: original(_without_marks(text)))
+    _wrap(monkeypatch, _prepare, "index_text", lambda original: lambda text: original(_without_marks(text)))
     _wrap(monkeypatch, _query, "analysed_terms", lambda original: lambda q: original(_without_marks(q)))
 
 
@@ -587,14 +588,19 @@ def _newest_first_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _parts_in_any_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """An identifier term matches wherever its parts occur, in any order (no contiguity check)."""
-    monkeypatch.setattr(_query, "contains_run", lambda words, wanted, whole: True)
+    _wrap(
+        monkeypatch,
+        _query._Checks,
+        "term",
+        lambda original: lambda self, text, term: term.text.isascii() or original(self, text, term),
+    )
 
 
 # ---- redaction ----------------------------------------------------------------------------------
 
 
 def _secrets_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_index, "redact_many", lambda texts: list(texts))
+    monkeypatch.setattr(_prepare, "redact_many", lambda texts: list(texts))
 
 
 def _redaction_windows_without_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -725,11 +731,11 @@ def _unparsable_times_newest(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def epoch_ms(timestamp: str) -> int | None:
             ms: int | None = original(timestamp)
-            return _index.MAX_MS if ms is None else ms
+            return _prepare.MAX_MS if ms is None else ms
 
         return epoch_ms
 
-    _wrap(monkeypatch, _index, "epoch_ms", make)
+    _wrap(monkeypatch, _prepare, "epoch_ms", make)
 
 
 def _single_pager_command(monkeypatch: pytest.MonkeyPatch) -> None:

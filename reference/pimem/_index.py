@@ -2,194 +2,46 @@
 
 It holds, per journal, a byte cursor and a fingerprint for the tiered rewrite detection, and per
 line with an id a byte pointer into the journal; never entry text. The storage and all of its SQL
-are `_store`'s; this module decides what to store: which journals changed, how (appended to or
-rewritten), and which batches of prepared lines go in, in one transaction each.
+are `_store`'s, and batches are prepared (read, extracted, redacted, made into search terms) by
+`_prepare`; this module decides what to store: which journals changed, how (appended to or
+rewritten), and which prepared batches go in, in one transaction each.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
-import multiprocessing
-import operator
 import os
-import zlib
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
 
-from ._extract import WITHHELD, context_edit, extract, sensitive_call_ids
-from ._journals import Journal, parse_line, read_chunk, read_header, read_line_at
+from ._journals import Journal, read_header
 from ._memo import Memo
-from ._redact import Policy, redact_many, redaction_policy
-from ._store import FileState, IndexedJournal, Line, Store
-from ._terms import index_text
-from ._time import DAY_MS, MAX_MS, canonical_shape, epoch_ms
+from ._prepare import (
+    BULK_BYTES,
+    INLINE,
+    Prepared,
+    Task,
+    as_withheld,
+    line_hash,
+    line_moved,
+    outcome,
+    prefix_digest,
+    prepare,
+    preparing,
+)
+from ._redact import Policy
+from ._store import FileState, IndexedJournal, Store
 
 __all__ = ["BULK_BYTES", "Index", "preparing"]
 
 _AHEAD = 4  # batches prepared ahead of the one being stored, when workers prepare them
-_DIGEST_MASK = (1 << 64) - 1
-BULK_BYTES = 64 << 20  # a foreground pass over more is prepared by workers, and compacted after
-_WORKERS = min(2, max(1, (os.cpu_count() or 2) - 1))  # this process stores meanwhile
-# Lines per transaction: fewer commits (and FTS5 segments) against holding the write lock longer
-_BATCH_BYTES = 4 << 20
-T = TypeVar("T")
-
-
-def _hash(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
-@dataclass(frozen=True)
-class _Task:
-    """Prepare the complete lines of a journal from `start`, about _BATCH_BYTES of them."""
-
-    path: str
-    start: int
-    max_line_bytes: int
-    withheld: frozenset[str]  # sensitive call ids the index knows of
-    redaction: Policy = field(default_factory=Policy)  # the user's own patterns and allowlist
-
-
-@dataclass
-class _Prepared:
-    """A task's lines with an id, ready to store: extracted and redacted, not yet numbered."""
-
-    start: int
-    end: int
-    lines: list[Line]
-    sensitive: list[str]  # call ids of tool calls that read a sensitive file
-    skipped: int  # overlong and malformed lines
-    digest: int  # the prefix hash of these lines (see _line_digest)
-    last: tuple[int, int, bytes] | None  # offset, length and hash of the last line
-
-
-def _line_digest(offset: int, line: bytes) -> int:
-    """A line's share of the prefix hash: the XOR of these over all lines, so that the prefix hash
-    of a journal prepared in pieces, in any order, is the same. Its CRC times the (odd-made) offset,
-    so that a line that moved counts as changed: CRCs alone are linear, and two equal-length lines
-    that swap places would cancel out. It detects edits, not adversaries."""
-    return zlib.crc32(line) * (2 * offset + 1) & _DIGEST_MASK
-
-
-def _line_moved(path: str, state: FileState) -> bool:
-    """Whether the last line indexed no longer has the bytes it had (or is gone)."""
-    line = read_line_at(path, state.last_offset, state.last_length)
-    return line is None or _hash(line) != state.last_hash
-
-
-def _digest(lines: Iterable[tuple[int, bytes]]) -> int:
-    return functools.reduce(operator.xor, (_line_digest(offset, line) for offset, line in lines), 0)
-
-
-def prepare(task: _Task) -> _Prepared:
-    """Read, parse, extract and redact one batch of lines. Pure (no index): it runs in a worker
-    process during large passes, in this one otherwise."""
-    chunk = read_chunk(task.path, task.start, task.max_line_bytes, _BATCH_BYTES)
-    withheld = set(task.withheld)
-    found = _Prepared(task.start, chunk.end, [], [], chunk.overlong, _digest(chunk.lines), None)
-    texts: list[str] = []
-    for offset, raw in chunk.lines:
-        if offset == 0:
-            continue  # the header
-        obj = parse_line(raw)
-        if not isinstance(obj, dict):
-            found.skipped += 1
-            continue
-        for call_id in sensitive_call_ids(obj):
-            withheld.add(call_id)
-            found.sensitive.append(call_id)
-        entry_id = obj.get("id")
-        if not isinstance(entry_id, str):
-            continue
-        try:
-            entry = extract(obj, withheld)
-        except RecursionError:  # tool-call arguments nested too deep to serialise
-            found.skipped += 1
-            continue
-        parent, stamp = obj.get("parentId"), obj.get("timestamp")
-        stamp = stamp if isinstance(stamp, str) else ""
-        ms = epoch_ms(stamp) or 0
-        shown = None if canonical_shape(stamp) and 0 < ms < MAX_MS else stamp
-        parent = parent if isinstance(parent, str) else None
-        line = Line(ms // DAY_MS, entry_id, parent, offset, len(raw), ms, shown)
-        if entry is not None:
-            call = obj["message"].get("toolCallId") if entry.kind == "tool_result" else None
-            line = line._replace(kind=entry.kind, call_id=call)
-            texts.append(entry.text)
-        if (edit := context_edit(obj)) is not None:
-            line = line._replace(edit_target=edit.target_id, replaced=edit.replaced)
-        found.lines.append(line)
-    # redacted together: one scan per keyword for a batch of short texts
-    with redaction_policy(task.redaction):
-        redacted = iter(redact_many(texts))
-    found.lines = [line._replace(text=next(redacted)) if line.kind else line for line in found.lines]
-    if chunk.lines:
-        offset, raw = chunk.lines[-1]
-        found.last = (offset, len(raw), _hash(raw))
-    return found
-
-
-class _Inline(Executor):
-    """Runs each task at once, in this process: a pass without workers."""
-
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        future: Future[T] = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except Exception as error:
-            future.set_exception(error)
-        return future
-
-
-_INLINE = _Inline()
-
-
-class _Workers(Executor):
-    """Worker processes, and this process once they are gone (a sandbox may not let them live)."""
-
-    def __init__(self, pool: ProcessPoolExecutor) -> None:
-        self.pool: Executor = pool
-
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        try:
-            return self.pool.submit(fn, *args, **kwargs)
-        except BrokenProcessPool:
-            self.pool = _INLINE
-            return self.pool.submit(fn, *args, **kwargs)
-
-
-def _outcome(batch: Future[_Prepared], again: Callable[[], Future[_Prepared]]) -> _Prepared:
-    """A batch's result; prepared once more (here) if the worker preparing it died."""
-    try:
-        return batch.result()
-    except BrokenProcessPool:
-        return again().result()
 
 
 def _give_up(journal: Journal, error: Exception) -> None:
     raise error
-
-
-@contextlib.contextmanager
-def preparing(pending_bytes: int) -> Iterator[Executor | None]:
-    """Worker processes to prepare batches in, when a pass has enough to do to repay starting them
-    (a fresh interpreter each: the caller may have threads, which a fork would copy mid-step)."""
-    if pending_bytes < BULK_BYTES:
-        yield None
-        return
-    try:
-        pool = ProcessPoolExecutor(_WORKERS, mp_context=multiprocessing.get_context("spawn"))
-    except OSError:  # no processes to be had here (a sandbox): this one prepares everything
-        yield None
-        return
-    with pool:
-        yield _Workers(pool)
 
 
 @dataclass
@@ -263,21 +115,15 @@ class Index:
         self.store.remove_journal(path)
         self._note(path, None)
 
-    def _prefix_digest(self, path: str, end: int) -> bytes:
-        digest = position = 0
-        while position < end and (chunk := read_chunk(path, position, self.max_line_bytes)).end > position:
-            digest ^= _digest(line for line in chunk.lines if line[0] < end)
-            position = chunk.end
-        return digest.to_bytes(8, "little")
-
     def _rewritten(self, journal: Journal, state: FileState, header_hash: bytes, verify: bool) -> bool:
         """Tiered rewrite detection, cheapest signal first."""
+        path = journal.path
         return (
             journal.size < max(state.size, state.cursor)  # a shrink
             or (journal.size == state.size and journal.mtime_ns != state.mtime_ns)  # same size, new mtime
             or header_hash != state.header_hash
-            or _line_moved(journal.path, state)
-            or (verify and self._prefix_digest(journal.path, state.cursor) != state.prefix_hash)
+            or line_moved(path, state.last_offset, state.last_length, state.last_hash)
+            or (verify and prefix_digest(path, state.cursor, self.max_line_bytes) != state.prefix_hash)
         )
 
     def sync(
@@ -311,7 +157,7 @@ class Index:
         each journal.
         """
         pending = iter(journals)
-        ahead: deque[tuple[_Pass, Future[_Prepared]]] = deque()
+        ahead: deque[tuple[_Pass, Future[Prepared]]] = deque()
         added = 0
         while True:
             while len(ahead) < (_AHEAD if pool else 1) and carry_on():
@@ -319,26 +165,26 @@ class Index:
                 if journal is None:
                     break
                 if (work := self._begin(journal, verify(journal))) is not None:
-                    ahead.append((work, self._submit(work, pool or _INLINE)))
+                    ahead.append((work, self._submit(work, pool or INLINE)))
                 else:
                     done(journal)
             if not ahead:
                 return added
             work, batch = ahead.popleft()
             try:
-                prepared = _outcome(batch, functools.partial(self._submit, work, _INLINE))
+                prepared = outcome(batch, functools.partial(self._submit, work, INLINE))
             except Exception as error:
                 failed(work.journal, error)
                 continue
             if self._store(work, prepared, forgotten) and carry_on():
-                ahead.append((work, self._submit(work, pool or _INLINE)))
+                ahead.append((work, self._submit(work, pool or INLINE)))
             else:
                 done(work.journal)
             added += work.added
             work.added = 0
 
-    def _submit(self, work: _Pass, pool: Executor) -> Future[_Prepared]:
-        task = _Task(
+    def _submit(self, work: _Pass, pool: Executor) -> Future[Prepared]:
+        task = Task(
             work.journal.path,
             work.state.cursor,
             self.max_line_bytes,
@@ -360,7 +206,7 @@ class Index:
             return None
         obj, raw_header = header
         current = Journal.from_header(journal.path, obj, info)
-        header_hash = _hash(raw_header)
+        header_hash = line_hash(raw_header)
         state = self.store.file_state(journal.path)
         unchanged = state is not None and (state.size, state.mtime_ns) == (info.st_size, info.st_mtime_ns)
         if unchanged and not verify and state and not self._rewritten(current, state, header_hash, False):
@@ -379,13 +225,13 @@ class Index:
     def _new_file(self, journal: Journal, header: bytes) -> FileState:
         """A journal's row before any batch: nothing indexed, the header its last line so far."""
         line = header[:-1]
-        self.store.add_file(_indexed(journal), _hash(header), len(line), _hash(line))
+        self.store.add_file(_indexed(journal), line_hash(header), len(line), line_hash(line))
         state = self.store.file_state(journal.path)
         assert state is not None
         return state
 
     def _store(
-        self, work: _Pass, prepared: _Prepared, forgotten: Callable[[], Callable[[str, str], bool]] | None
+        self, work: _Pass, prepared: Prepared, forgotten: Callable[[], Callable[[str, str], bool]] | None
     ) -> bool:
         """Store a prepared batch and move the cursor and fingerprint past it, in one transaction;
         whether the journal has more to read."""
@@ -403,9 +249,9 @@ class Index:
                 if line.kind is not None and hidden is not None and hidden(journal.session_id, line.entry_id):
                     line = line.hidden()
                 elif line.call_id in work.withheld:
-                    line = line._replace(text=WITHHELD)  # its call was read in an earlier batch
+                    line = as_withheld(line)  # its call was read in an earlier batch
                 lines.append(line)
-            added = self.store.add_lines(state.id, lines, index_text)
+            added = self.store.add_lines(state.id, lines)
             self.store.add_withheld(state.id, new)
             last = prepared.last or (state.last_offset, state.last_length, state.last_hash)
             digest = int.from_bytes(state.prefix_hash, "little") ^ prepared.digest

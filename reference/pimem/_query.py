@@ -21,9 +21,9 @@ from ._extract import Extracted, extract
 from ._index import Index
 from ._journals import Journal, parse_line, read_line_at
 from ._memo import SizedCache
-from ._redact import Policy, current_policy, redact, redact_slices
+from ._redact import Policy, current_policy, marker_names, redact, redact_slices
 from ._store import ContextEditRow, EntryRow, Filters, Scope
-from ._terms import Term, atoms, contains_run, query_sequence, sequence_in, split_terms, stem_prefix
+from ._terms import Term, holds_sequence, holds_term, places, query_sequence, split_terms, stem_prefix
 from ._terms import query_terms as analysed_terms
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
 ALL_CAP = 2000  # entries holding every term that are ranked: the newest of them
 TERM_CAP = 2000  # holders of each term in the any-term fallback: every one of a rarer term's
 CHECK_CAP = 200  # best candidates whose lines are read (contiguity, the whole query in sequence)
+CHECK_CHARS = 1 << 20  # ... and at most this much of their text, so long entries bound the work too
 _DF_CAP = 20_000  # a term's entries are counted up to this, for its IDF
 PAGE_CHARS = 16_000
 _K1, _B = 1.2, 0.75  # BM25's saturation and length normalisation
@@ -110,14 +111,19 @@ def query_terms(query: str) -> list[str]:
 # -- rows and lines ------------------------------------------------------------------------------
 
 
-def _load(view: View, row: EntryRow) -> Extracted | None:
-    """The entry at the row's pointer, only if that line still carries the row's id."""
+def _load(view: View, row: EntryRow, withheld: dict[int, set[str]] | None = None) -> Extracted | None:
+    """The entry at the row's pointer, only if that line still carries the row's id (`withheld`:
+    the journals' withheld calls, as far as they were looked up already)."""
     raw = read_line_at(row.path, row.offset, row.length)
     obj = parse_line(raw) if raw is not None else None
     if not isinstance(obj, dict) or obj.get("id") != row.entry_id:
         view.stale(row.path)
         return None
-    return extract(obj, view.index.store.withheld(row.file_id))
+    if withheld is None:
+        return extract(obj, view.index.store.withheld(row.file_id))
+    if row.file_id not in withheld:
+        withheld[row.file_id] = view.index.store.withheld(row.file_id)
+    return extract(obj, withheld[row.file_id])
 
 
 def _redact_cached(view: View, text: str) -> str:
@@ -279,18 +285,61 @@ def _latest(view: View, filters: Filters, count: int) -> list[EntryRow]:
     return _newest_first(view.index.store.newest_entries(view.scope, filters, count))[:count]
 
 
-def _words(view: View, hits: list[_Hit]) -> dict[int, list[tuple[str, ...]]]:
-    """The words of candidates' entries (see `atoms`), through the same line check as every shown
-    text; a candidate whose line no longer carries its entry is left out.
-
-    The check reads the extracted text before redaction: it only narrows and orders candidates
-    that the index (redacted terms only) already found, and nothing of it is shown."""
-    words: dict[int, list[tuple[str, ...]]] = {}
+def _candidate_texts(view: View, hits: list[_Hit]) -> dict[int, str]:
+    """rowid → the extracted text of candidates' entries, best first until CHECK_CHARS of text are
+    read, through the same line check as every shown text; a candidate whose line no longer
+    carries its entry, or that lies past the budget, is left out. Only `_Checks` looks at these
+    texts: they are not redacted yet."""
+    texts: dict[int, str] = {}
+    withheld: dict[int, set[str]] = {}
+    budget = CHECK_CHARS
     for row in _fetch(view, hits):
-        entry = _load(view, row)
+        if budget <= 0:
+            break
+        entry = _load(view, row, withheld)
         if entry is not None:
-            words[row.rowid] = atoms(entry.text)
-    return words
+            texts[row.rowid] = entry.text
+            budget -= len(entry.text)
+    return texts
+
+
+@functools.lru_cache(maxsize=8)
+def _marker_atoms(names: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(atom for name in names for atom in query_sequence(f"[REDACTED:{name}]"))
+
+
+class _Checks:
+    """A search's checks of candidates' texts (contiguity, the query in sequence), each judged on
+    the text as redacted, like the text whose terms the index holds: a term never matches, and an
+    entry never holds the query in sequence, through text the redactor removes (JM-SEARCH-140).
+
+    Redacting every candidate's whole text would cost most of a search, so the places that may
+    hold the atoms are found in the text first (a necessary condition: redaction only replaces
+    text, with a marker), and only the words around them are redacted (`redact_slices`, which
+    shows there what redacting the whole text would) and checked. When an atom of the query could
+    be a marker's word, whole texts are redacted instead: a marker can complete a sequence.
+    """
+
+    def __init__(self, terms: list[Term], sequence: list[str]) -> None:
+        markers = _marker_atoms(marker_names())
+        self.whole = any(atom in markers for atom in sequence) or any(
+            atom in markers for term in terms for atom in term.atoms
+        )
+        self.redacted: dict[str, str] = {}
+
+    def _pieces(self, text: str, wanted: tuple[str, ...], apart: bool) -> list[str]:
+        spans = None if self.whole else places(text, wanted, apart)
+        if spans is None:
+            if text not in self.redacted:
+                self.redacted[text] = redact(text)
+            return [self.redacted[text]]
+        return redact_slices([(text, start, end) for start, end in spans]) if spans else []
+
+    def term(self, text: str, term: Term) -> bool:
+        return any(holds_term(piece, term) for piece in self._pieces(text, term.atoms, False))
+
+    def sequence(self, text: str, wanted: list[str]) -> bool:
+        return any(holds_sequence(piece, wanted) for piece in self._pieces(text, tuple(wanted), True))
 
 
 def _length_weight(hit: _Hit, average: float) -> float:
@@ -330,17 +379,17 @@ def _all_terms(
     pending = _unchecked(view, [term for term in terms if term.check], hits)
     if not hits or (not pending and len(terms) == 1):
         return hits, more
-    read, unread = hits[:CHECK_CAP], hits[CHECK_CAP:]
-    words = _words(view, read)
+    texts = _candidate_texts(view, hits[:CHECK_CAP])
+    checks = _Checks(terms, sequence)
     exact: list[_Hit] = []
     apart: list[_Hit] = []
-    for hit in read:
-        line, needed = words.get(hit.rowid), pending.get(hit.rowid, [])
-        if line is None:
-            if not needed:
-                apart.append(hit)
-        elif all(contains_run(line, term.atoms, term.text.lower()) for term in needed):
-            (exact if len(terms) > 1 and sequence_in(line, sequence) else apart).append(hit)
+    unread: list[_Hit] = []
+    for hit in hits:
+        text, needed = texts.get(hit.rowid), pending.get(hit.rowid, [])
+        if text is None:
+            unread.append(hit)
+        elif all(checks.term(text, term) for term in needed):
+            (exact if len(terms) > 1 and checks.sequence(text, sequence) else apart).append(hit)
     # an entry whose line was not read cannot be said to match a term that needs its line
     shown = [hit for hit in unread if hit.rowid not in pending]
     return exact + apart + shown, more or len(shown) < len(unread)
@@ -424,11 +473,12 @@ def _ranked_holders(view: View, terms: list[Term], filters: Filters, cap: int) -
     checked = {id(term): n for n, (_, term, _) in enumerate(weighted) if term.check}
     pending = _unchecked(view, [weighted[n][1] for n in checked.values()], order)
     if pending:  # a term that needs its line checked counts only where the line holds it
-        words = _words(view, [hit for hit in order[:CHECK_CAP] if hit.rowid in pending])
+        texts = _candidate_texts(view, [hit for hit in order if hit.rowid in pending][:CHECK_CAP])
+        checks = _Checks([weighted[n][1] for n in checked.values()], [])
         for rowid, needed in pending.items():
-            line = words.get(rowid)
+            text = texts.get(rowid)
             for term in needed:
-                if line is None or not contains_run(line, term.atoms, term.text.lower()):
+                if text is None or not checks.term(text, term):
                     held[rowid].discard(checked[id(term)])
         order = ranked()
     return order, bool(capped)

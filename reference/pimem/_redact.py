@@ -36,6 +36,7 @@ __all__ = [
     "Policy",
     "current_policy",
     "from_pi_settings",
+    "marker_names",
     "redact",
     "redact_many",
     "redact_slices",
@@ -249,6 +250,11 @@ def _apply_policy(text: str, found: list[Found]) -> list[Found]:
 def _names() -> tuple[str, ...]:
     policy = _POLICY.get()
     return _NAMES + tuple(name for name, _ in policy.patterns) if policy.patterns else _NAMES
+
+
+def marker_names() -> tuple[str, ...]:
+    """Every name a marker `[REDACTED:<name>]` can carry now: the rules', then the user's."""
+    return _names()
 
 
 _KEYWORDS = _Keywords(RULES)

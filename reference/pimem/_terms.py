@@ -32,7 +32,10 @@ __all__ = [
     "Term",
     "atoms",
     "contains_run",
+    "holds_sequence",
+    "holds_term",
     "index_text",
+    "places",
     "query_sequence",
     "query_terms",
     "sequence_in",
@@ -234,6 +237,68 @@ def sequence_in(words: list[tuple[str, ...]], wanted: list[str]) -> bool:
         for start in range(len(stream) - size + 1)
         if stream[start] == first
     )
+
+
+# Where a text may hold atoms in a row: each atom literally, ignoring case, with nothing between
+# them (one word) or only characters that are no word characters (`[\W_]` holds every one of
+# those). Found by the regex engine in C, a necessary condition that the exact check then confirms
+# on the words around each place, so a long text costs one scan, not a Python loop per character.
+_GLUE = {False: "", True: r"[\W_]*"}
+# the one character whose lower case is two (the regex would miss it), and the marks atoms drop
+_UNSEARCHABLE = re.compile(f"\u0130|{_HARAKAT.pattern}")
+# A word is followed this far on each side of a place: longer runs are blobs (the index holds no
+# parts of them, nor the characters of a run past _MAX_RUN_UNITS), checked near the place only.
+_WORD_REACH = 1_000
+
+
+@functools.lru_cache(maxsize=512)
+def _pattern(wanted: tuple[str, ...], apart: bool) -> re.Pattern[str]:
+    return re.compile(_GLUE[apart].join(map(re.escape, wanted)), re.IGNORECASE)
+
+
+def places(text: str, wanted: tuple[str, ...], apart: bool) -> list[tuple[int, int]] | None:
+    """The stretches of whole words of `text` (start, end) around each place that may hold
+    `wanted` in a row, one word (`apart` false) or a run of words (see _WORD_REACH); None when a
+    place could be missed (the text has Arabic harakat, or a dotted capital I): then the whole text
+    is to be checked."""
+    if not text.isascii() and _UNSEARCHABLE.search(text):
+        return None
+    pattern = _pattern(wanted, apart)
+    found: list[tuple[int, int]] = []
+    reach = 0
+    place = pattern.search(text)
+    while place is not None:
+        start, end = place.span()
+        if end > reach:  # else inside the stretch just found
+            low, high = max(0, start - _WORD_REACH), min(len(text), end + _WORD_REACH)
+            while start > low and _token_char(text[start - 1]):
+                start -= 1
+            while end < high and _token_char(text[end]):
+                end += 1
+            found.append((start, end))
+            reach = end
+        place = pattern.search(text, place.start() + 1)  # overlapping places too
+    return found
+
+
+def _pieces(text: str, wanted: tuple[str, ...], apart: bool) -> list[str]:
+    spans = places(text, wanted, apart)
+    return [text] if spans is None else [text[start:end] for start, end in spans]
+
+
+def holds_term(text: str, term: Term) -> bool:
+    """Whether one word of the text is the term, or holds its atoms as consecutive parts or
+    characters (JM-SEARCH-040, -042): `contains_run` on the words where that may be."""
+    whole = term.text.lower()
+    return any(contains_run(atoms(piece), term.atoms, whole) for piece in _pieces(text, term.atoms, False))
+
+
+def holds_sequence(text: str, wanted: list[str]) -> bool:
+    """Whether the text holds the query's atoms one after the other (JM-RANK-001): `sequence_in`
+    on the words where that may be."""
+    if not wanted:
+        return False
+    return any(sequence_in(atoms(piece), wanted) for piece in _pieces(text, tuple(wanted), True))
 
 
 _STEMMER = Stemmer.Stemmer("porter")

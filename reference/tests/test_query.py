@@ -45,7 +45,7 @@ def test_hostile_queries_run_as_literal_matches(query: str, tmp_path: Path) -> N
     with store.write():
         store.add_file(IndexedJournal("/j.jsonl", "s", "/", "", 0, 0), b"", 0, b"")
         text = "a OR b near x y pre text y z and unbalanced zAnd0r"
-        store.add_lines(1, [Line(20_000, "e1", None, 0, 1, 0, None, "user", text)], index_text)
+        store.add_lines(1, [Line(20_000, "e1", None, 0, 1, 0, None, "user", len(text), index_text(text))])
     terms = analysed_terms(query)
     for match in (" AND ".join(t.match for t in terms), " OR ".join(t.match for t in terms)) if terms else ():
         assert [(found.file_id, found.offset) for found in store.candidates(match, None, Filters(), 10)] == [
@@ -70,3 +70,21 @@ def test_a_project_scope_stays_a_list_of_files_when_it_holds_every_journal_index
     assert scope_of(index, ["/s/app.jsonl"]) == (1,)
     assert scope_of(index, ["/s/app.jsonl", "/s/not-yet-indexed.jsonl"]) == (1,)
     assert scope_of(index, ["/s/app.jsonl"], whole=True) is None
+
+
+def test_holding_walks_the_matches_or_seeks_the_rowids_with_the_same_answer(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "index.sqlite"))
+    with store.write():
+        store.add_file(IndexedJournal("/j.jsonl", "s", "/", "", 0, 0), b"", 0, b"")
+        texts = [f"common {'rare' if number in (0, 49) else 'other'}" for number in range(100)]
+        lines = [
+            Line(20_000, f"e{n}", None, n, 1, 0, None, "user", len(t), index_text(t))
+            for n, t in enumerate(texts)
+        ]
+        store.add_lines(1, lines)
+    rowids = sorted(found.rowid for found in store.candidates('"common"', None, Filters(), 200))
+    first, last = rowids[0], rowids[-1]
+    assert store.holding('"common"', [first, last]) == {first, last}  # 100 matches: more than 50, seeks
+    assert store.holding('"rare"', [first, last]) == {first}  # 2 matches: walks them
+    assert store.holding('"rare"', []) == set()
+    store.close()

@@ -6,7 +6,19 @@ from pathlib import Path
 
 import pimem
 import pytest
-from pimem._terms import STOP_WORDS, atoms, contains_run, index_text, query_sequence, query_terms, sequence_in
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pimem._terms import (
+    STOP_WORDS,
+    atoms,
+    contains_run,
+    holds_sequence,
+    holds_term,
+    index_text,
+    query_sequence,
+    query_terms,
+    sequence_in,
+)
 
 
 def _tokens(text: str) -> set[str]:
@@ -85,3 +97,68 @@ def test_the_shipped_stop_list_is_the_spec_s() -> None:
     # The package carries its own copy (npm packs no symlinks); the spec's list is the normative one.
     shipped = Path(pimem.__file__).with_name("stop-words-en.txt").read_bytes()
     assert shipped == (Path(__file__).resolve().parents[2] / "spec" / "stop-words" / "en.txt").read_bytes()
+
+
+# -- the text-level checks: the same answers as the word-by-word ones, found in C ----------------
+
+_PIECES = [
+    "exponential",
+    "Backoff",
+    "exponentialBackoff",
+    "HTTPServer",
+    "http",
+    "server",
+    "sha256sum",
+    "sha",
+    "256",
+    "index",
+    "dex",
+    "数据库",
+    "数据",
+    "库",
+    "迁移",
+    "数",
+    "น้ำ",
+    "น",
+    "हिन्दी",
+    "البَيَانَاتِ",
+    "البيانات",
+    "İstanbul",
+    "istanbul",
+    "ΟΔΟΣ",
+    "οδος",
+    "foo",
+    "bar",
+    "Foo",
+    "BAR",
+    "[REDACTED:github-pat]",
+]
+_GLUE_TEXT = [" ", "", "_", "-", "\n", ", ", "。", "  ", ".", "\u0301"]
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from(_GLUE_TEXT)), max_size=12),
+    st.lists(st.sampled_from(_PIECES), min_size=1, max_size=3),
+)
+@settings(max_examples=400)
+def test_the_text_checks_agree_with_the_word_checks(pieces: list[tuple[str, str]], query: list[str]) -> None:
+    text = "".join(piece + glue for piece, glue in pieces)
+    words = atoms(text)
+    for term in query_terms(" ".join(query)):
+        assert holds_term(text, term) == contains_run(words, term.atoms, term.text.lower()), (text, term)
+    wanted = query_sequence(" ".join(query))
+    assert holds_sequence(text, wanted) == sequence_in(words, wanted), (text, wanted)
+
+
+def test_the_text_checks_find_what_they_must_and_not_what_they_must_not() -> None:
+    exponential, backoff = query_terms("exponentialBackoff")[0], query_terms("dex")[0]
+    assert holds_term("retry with ExponentialBackoff()", exponential)
+    assert not holds_term("exponential then Backoff", exponential)
+    assert not holds_term("the index grows", backoff)
+    assert holds_term("数据库迁移失败了", query_terms("迁移失败")[0])
+    assert not holds_term("迁移 失败", query_terms("迁移失败")[0])
+    assert holds_sequence("see test_loqua.py now", query_sequence("test_loqua.py"))
+    assert not holds_sequence("test then loqua.py", query_sequence("test_loqua.py"))
+    assert holds_sequence(
+        "a very long text " * 5000 + "exponential backoff", query_sequence("exponentialBackoff")
+    )

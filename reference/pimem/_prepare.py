@@ -1,0 +1,220 @@
+"""Batch preparation: a batch of journal lines read, parsed, extracted, redacted and turned into
+search terms, away from the index.
+
+`prepare(Task)` is pure (no index), so during large passes it runs in worker processes (`preparing`
+gives an executor of them) and the storing process only inserts what comes back; otherwise it runs
+in the caller's process. Here too: the digests of the tiered rewrite detection (the prefix hash of a
+journal prepared in pieces, in any order, and the hash of its last line).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import multiprocessing
+import operator
+import os
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from ._extract import WITHHELD, context_edit, extract, sensitive_call_ids
+from ._journals import parse_line, read_chunk, read_line_at
+from ._redact import Policy, redact_many, redaction_policy
+from ._store import Line
+from ._terms import index_text
+from ._time import DAY_MS, MAX_MS, canonical_shape, epoch_ms
+
+__all__ = [
+    "BULK_BYTES",
+    "INLINE",
+    "Prepared",
+    "Task",
+    "as_withheld",
+    "line_hash",
+    "line_moved",
+    "outcome",
+    "prefix_digest",
+    "prepare",
+    "preparing",
+]
+
+_DIGEST_MASK = (1 << 64) - 1
+BULK_BYTES = 64 << 20  # a foreground pass over more is prepared by workers, and compacted after
+_WORKERS = min(2, max(1, (os.cpu_count() or 2) - 1))  # the storing process inserts meanwhile
+# Lines per transaction: fewer commits (and FTS5 segments) against holding the write lock longer
+_BATCH_BYTES = 4 << 20
+T = TypeVar("T")
+
+
+def line_hash(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+@dataclass(frozen=True)
+class Task:
+    """Prepare the complete lines of a journal from `start`, about _BATCH_BYTES of them."""
+
+    path: str
+    start: int
+    max_line_bytes: int
+    withheld: frozenset[str]  # sensitive call ids the index knows of
+    redaction: Policy = field(default_factory=Policy)  # the user's own patterns and allowlist
+
+
+@dataclass
+class Prepared:
+    """A task's lines with an id, ready to store: extracted, redacted and given their search terms,
+    not yet numbered."""
+
+    start: int
+    end: int
+    lines: list[Line]
+    sensitive: list[str]  # call ids of tool calls that read a sensitive file
+    skipped: int  # overlong and malformed lines
+    digest: int  # the prefix hash of these lines (see _line_digest)
+    last: tuple[int, int, bytes] | None  # offset, length and hash of the last line
+
+
+def _line_digest(offset: int, line: bytes) -> int:
+    """A line's share of the prefix hash: the XOR of these over all lines, so that the prefix hash
+    of a journal prepared in pieces, in any order, is the same. Its CRC times the (odd-made) offset,
+    so that a line that moved counts as changed: CRCs alone are linear, and two equal-length lines
+    that swap places would cancel out. It detects edits, not adversaries."""
+    return zlib.crc32(line) * (2 * offset + 1) & _DIGEST_MASK
+
+
+def _digest(lines: Iterable[tuple[int, bytes]]) -> int:
+    return functools.reduce(operator.xor, (_line_digest(offset, line) for offset, line in lines), 0)
+
+
+def prefix_digest(path: str, end: int, max_line_bytes: int) -> bytes:
+    """The prefix hash of a journal's complete lines before byte `end`, read again from the file."""
+    digest = position = 0
+    while position < end and (chunk := read_chunk(path, position, max_line_bytes)).end > position:
+        digest ^= _digest(line for line in chunk.lines if line[0] < end)
+        position = chunk.end
+    return digest.to_bytes(8, "little")
+
+
+def line_moved(path: str, offset: int, length: int, digest: bytes) -> bool:
+    """Whether the line last indexed (at `offset`, `length` bytes, hashed `digest`) no longer has
+    the bytes it had, or is gone."""
+    line = read_line_at(path, offset, length)
+    return line is None or line_hash(line) != digest
+
+
+def _with_text(line: Line, text: str) -> Line:
+    """An entry's line with its redacted text's size and search terms (the text itself stays in the
+    journal)."""
+    return line._replace(chars=len(text), terms=index_text(text))
+
+
+def as_withheld(line: Line) -> Line:
+    """An entry's line as stored when its tool call read a sensitive file: only the marker."""
+    return _with_text(line, WITHHELD)
+
+
+def prepare(task: Task) -> Prepared:
+    """Read, parse, extract, redact and make the search terms of one batch of lines. Pure (no
+    index): it runs in a worker process during large passes, in this one otherwise."""
+    chunk = read_chunk(task.path, task.start, task.max_line_bytes, _BATCH_BYTES)
+    calls = set(task.withheld)
+    found = Prepared(task.start, chunk.end, [], [], chunk.overlong, _digest(chunk.lines), None)
+    texts: list[str] = []
+    for offset, raw in chunk.lines:
+        if offset == 0:
+            continue  # the header
+        obj = parse_line(raw)
+        if not isinstance(obj, dict):
+            found.skipped += 1
+            continue
+        for call_id in sensitive_call_ids(obj):
+            calls.add(call_id)
+            found.sensitive.append(call_id)
+        entry_id = obj.get("id")
+        if not isinstance(entry_id, str):
+            continue
+        try:
+            entry = extract(obj, calls)
+        except RecursionError:  # tool-call arguments nested too deep to serialise
+            found.skipped += 1
+            continue
+        parent, stamp = obj.get("parentId"), obj.get("timestamp")
+        stamp = stamp if isinstance(stamp, str) else ""
+        ms = epoch_ms(stamp) or 0
+        shown = None if canonical_shape(stamp) and 0 < ms < MAX_MS else stamp
+        parent = parent if isinstance(parent, str) else None
+        line = Line(ms // DAY_MS, entry_id, parent, offset, len(raw), ms, shown)
+        if entry is not None:
+            call = obj["message"].get("toolCallId") if entry.kind == "tool_result" else None
+            line = line._replace(kind=entry.kind, call_id=call)
+            texts.append(entry.text)
+        if (edit := context_edit(obj)) is not None:
+            line = line._replace(edit_target=edit.target_id, replaced=edit.replaced)
+        found.lines.append(line)
+    # redacted together: one scan per keyword for a batch of short texts
+    with redaction_policy(task.redaction):
+        redacted = iter(redact_many(texts))
+    found.lines = [_with_text(line, next(redacted)) if line.kind else line for line in found.lines]
+    if chunk.lines:
+        offset, raw = chunk.lines[-1]
+        found.last = (offset, len(raw), line_hash(raw))
+    return found
+
+
+class _Inline(Executor):
+    """Runs each task at once, in this process: a pass without workers."""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as error:
+            future.set_exception(error)
+        return future
+
+
+INLINE = _Inline()
+
+
+class _Workers(Executor):
+    """Worker processes, and this process once they are gone (a sandbox may not let them live)."""
+
+    def __init__(self, pool: ProcessPoolExecutor) -> None:
+        self.pool: Executor = pool
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        try:
+            return self.pool.submit(fn, *args, **kwargs)
+        except BrokenProcessPool:
+            self.pool = INLINE
+            return self.pool.submit(fn, *args, **kwargs)
+
+
+def outcome(batch: Future[Prepared], again: Callable[[], Future[Prepared]]) -> Prepared:
+    """A batch's result; prepared once more (here) if the worker preparing it died."""
+    try:
+        return batch.result()
+    except BrokenProcessPool:
+        return again().result()
+
+
+@contextlib.contextmanager
+def preparing(pending_bytes: int) -> Iterator[Executor | None]:
+    """Worker processes to prepare batches in, when a pass has enough to do to repay starting them
+    (a fresh interpreter each: the caller may have threads, which a fork would copy mid-step)."""
+    if pending_bytes < BULK_BYTES:
+        yield None
+        return
+    try:
+        pool = ProcessPoolExecutor(_WORKERS, mp_context=multiprocessing.get_context("spawn"))
+    except OSError:  # no processes to be had here (a sandbox): this one prepares everything
+        yield None
+        return
+    with pool:
+        yield _Workers(pool)
