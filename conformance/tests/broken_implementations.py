@@ -1806,6 +1806,13 @@ BROKEN: tuple[Broken, ...] = (
         _redactor_without("heroku-api-key-v2", "slack-webhook-url"),
     ),
     Broken(
+        "credential-lists-and-new-providers-missed",
+        "the redactor lacks the credential-list rules and two provider formats nobody's rule list names",
+        ("redaction",),
+        _ids("JM-REDACT-070"),
+        _redactor_without("keyed-value", "netrc-password", "sql-password", "groq-api-key", "docker-hub-pat"),
+    ),
+    Broken(
         "allowlist-spares-its-rule",
         "an allowlisted value spares every secret of its rule",
         ("redaction",),
