@@ -24,7 +24,7 @@ from pimem_conformance._console import describe_report_line
 from pimem_conformance._coverage import ReferenceCoverage
 from pimem_conformance._lint import LintReport, lint_spec, render_lint
 from pimem_conformance._paths import examples_dir, spec_dir
-from pimem_conformance._releases import freeze_release, release_case_ids, scored
+from pimem_conformance._releases import freeze_release, release_case_ids, release_notes, scored
 from pimem_conformance._report import (
     XPASS_MESSAGE,
     RunSettings,
@@ -220,6 +220,8 @@ def _run(options: argparse.Namespace) -> int:
         cases = [case for case in cases if case.id in released]
         if later:
             print(f"not scored as of spec {options.as_of} (added later): {len(later)} case(s)")
+        if not options.pattern and not options.profile:
+            print("\n".join(release_notes(options.spec or spec_dir(), options.as_of, all_cases)))
     withdrawn = [case.id for case in cases if not scored(case, options.as_of)]
     cases = [case for case in cases if scored(case, options.as_of)]
     if withdrawn:

@@ -6,7 +6,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._cases import Case, CaseError
@@ -23,7 +23,7 @@ from pimem_conformance._expect import (
 from pimem_conformance._schemas import SchemaSet
 from pimem_conformance._workspace import Workspace, scratch_dir, substitute_workspace
 
-__all__ = ["TOOL_NAME", "CaseRun", "StepFailure", "run_case"]
+__all__ = ["TOOL_NAME", "CaseRun", "Outcome", "RunOutcome", "StepFailure", "run_case"]
 
 TOOL_NAME = "memory_context"
 COMMAND_NAME = "memory"
@@ -45,6 +45,12 @@ class StepFailure:
         }
 
 
+# A case's outcome: what its run gave (pass, fail, error), what a baseline made of that (xfail,
+# xpass), or why it did not run.
+Outcome = Literal["pass", "fail", "error", "xfail", "xpass", "not_applicable", "not_run"]
+RunOutcome = Literal["pass", "fail", "error"]
+
+
 @dataclass
 class CaseRun:
     """What happened: `passed`, or failures per step, or an adapter error (`error` set)."""
@@ -55,7 +61,7 @@ class CaseRun:
     steps_run: int = 0
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> RunOutcome:
         if self.error is not None or self.broken_case is not None:
             return "error"
         return "fail" if self.failures else "pass"

@@ -292,9 +292,28 @@ def _check_ids(expect: dict[str, Any], response: dict[str, Any]) -> list[Mismatc
         mismatches.append(
             Mismatch("excludes_ids", expect["excludes_ids"], ids, f"excluded ids present {present}")
         )
-    for first, second in expect.get("order", []):
-        if first not in ids or second not in ids or ids.index(first) > ids.index(second):
-            mismatches.append(
-                Mismatch("order", [first, second], ids, f"{first!r} does not come before {second!r}")
-            )
+    order = expect.get("order", [])
+    if order == "as_listed":
+        mismatches.extend(_as_listed(expect, ids))
+    elif isinstance(order, list):
+        for first, second in order:
+            if first not in ids or second not in ids or ids.index(first) > ids.index(second):
+                mismatches.append(
+                    Mismatch("order", [first, second], ids, f"{first!r} does not come before {second!r}")
+                )
     return mismatches
+
+
+def _as_listed(expect: dict[str, Any], ids: list[Any]) -> list[Mismatch]:
+    """`order: "as_listed"`: the response names `ids` in exactly their listed order, or the listed
+    `includes_ids` in their listed order among its other ids (`unspecified` checks nothing)."""
+    if "ids" in expect:
+        listed, shown = list(expect["ids"]), ids
+    else:
+        listed = list(expect.get("includes_ids", []))
+        shown = [entry for entry in ids if entry in listed]
+    if shown == listed:
+        return []
+    return [
+        Mismatch("order", listed, ids, f"results are not in the listed order: {shown} instead of {listed}")
+    ]

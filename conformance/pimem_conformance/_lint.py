@@ -14,7 +14,12 @@
   says what replaced it (`replaced_by`, live cases) or why not (`comment`), and is no live
   case's twin; every MUST keeps at least one live case;
 - every requirement of a frozen release (`spec/releases/*.json`) is still in the ledger with the
-  same keyword level; frozen cases that changed or disappeared since are reported.
+  same keyword level; frozen cases that changed or disappeared since are reported, and a changed
+  one says why (`changed: {"<version>": "<why>"}`);
+- every number a MUST sentence states (a limit, a length, a period) has a live case tagged
+  `boundary` that cites the requirement, or the requirement says why not (`Boundaries: <reason>`);
+- a step that expects two or more ids says how they are ordered: `order` pairs, `"as_listed"`, or
+  `"unspecified"` with `order_freed_by`, the README's implementation-defined item that frees it.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ _REQUIREMENT = re.compile(r"^\*\*(JM-[A-Z]+-[0-9]+)\*\*\s*(.*)$")
 _WELL_FORMED = re.compile(rf"^JM-({'|'.join(AREAS)})-[0-9]{{3}}$")
 _CASES_LINE = re.compile(r"^Cases:\s*(.*)$")
 _EXCLUDED_LINE = re.compile(r"^Excluded:\s*(.*)$", re.IGNORECASE)
+_BOUNDARIES_LINE = re.compile(r"^Boundaries:\s*(.*)$")
 _KEYWORD = re.compile(
     r"\b(MUST NOT|MUST|SHALL NOT|SHALL|REQUIRED|SHOULD NOT|SHOULD|RECOMMENDED|MAY|OPTIONAL)\b"
 )
@@ -73,6 +79,19 @@ class Requirement:
     text: str
     cases: list[str] = field(default_factory=list)
     excluded: str | None = None
+    boundaries: str | None = None  # why the numbers it states need no boundary case
+
+    def stated_numbers(self) -> list[str]:
+        """The numbers of its MUST sentences, leaving out what names rather than limits: IDs,
+        versions, code spans, links and README item numbers."""
+        numbers: list[str] = []
+        for sentence in re.split(r"(?<=[.;])\s+", self.text):
+            if not re.search(r"\b(MUST|SHALL|REQUIRED)\b", sentence):
+                continue
+            plain = re.sub(r"`[^`]*`|\[[^\]]*\]\([^)]*\)|JM-[A-Z]+-\d+|\b\d+\.\d+\.\d+\b", " ", sentence)
+            plain = re.sub(r"\bitem \d+", " ", plain)
+            numbers += re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.]\d)", plain)
+        return [number.rstrip(",") for number in numbers]
 
     @property
     def level(self) -> str:
@@ -98,7 +117,10 @@ def parse_requirements(document: Path) -> list[Requirement]:
         if current is None:
             continue
         cases, excluded = _CASES_LINE.match(line), _EXCLUDED_LINE.match(line)
-        if cases:
+        boundaries = _BOUNDARIES_LINE.match(line)
+        if boundaries:
+            current.boundaries = boundaries.group(1).strip()
+        elif cases:
             listed = cases.group(1).strip()
             current.cases = [] if listed in ("", _PENDING) else [item.strip() for item in listed.split(",")]
             current = None
@@ -203,6 +225,30 @@ def _check_withdrawn(cases: list[Case], requirements: list[Requirement], problem
             )
 
 
+BOUNDARY_TAG = "boundary"
+
+
+def _check_boundaries(cases: list[Case], requirements: list[Requirement], problems: list[str]) -> None:
+    """Each number a MUST states is tested at the limit and a step either side (a live case tagged
+    `boundary`), or the requirement says why not."""
+    tested = {
+        requirement_id
+        for case in cases
+        if _live(case) and BOUNDARY_TAG in case.raw.get("tags", [])
+        for requirement_id in case.requirements
+    }
+    for requirement in requirements:
+        if requirement.level != "must" or not requirement.cases or requirement.id in tested:
+            continue
+        numbers = requirement.stated_numbers()
+        if numbers and not requirement.boundaries:
+            problems.append(
+                f"{requirement.document}:{requirement.line}: {requirement.id} states "
+                f"{', '.join(numbers)} but no live case tagged {BOUNDARY_TAG!r} cites it: test each at "
+                "the limit and one step either side, or say why not on a 'Boundaries: <reason>' line"
+            )
+
+
 def _load_all_cases(spec: Path, problems: list[str]) -> list[Case]:
     cases: list[Case] = []
     for path in sorted((spec / "cases").glob("*.json")):
@@ -232,7 +278,9 @@ def _expand_patterns(cases: list[Case], requirements: list[Requirement]) -> None
         requirement.cases = list(dict.fromkeys(expanded))
 
 
-def _check_cases(cases: list[Case], requirements: list[Requirement], problems: list[str]) -> None:
+def _check_cases(
+    cases: list[Case], requirements: list[Requirement], problems: list[str], freed: set[int] | None = None
+) -> None:
     _expand_patterns(cases, requirements)
     by_id: dict[str, Case] = {}
     for case in cases:
@@ -254,7 +302,10 @@ def _check_cases(cases: list[Case], requirements: list[Requirement], problems: l
             elif case.id not in listed_by[requirement_id]:
                 problems.append(f"case {case.id} cites {requirement_id}, whose Cases: line does not list it")
         _check_twin(case, by_id, problems)
-        _check_steps(case, problems)
+        if _live(case):
+            _check_steps(case, problems, freed)
+        else:
+            _check_steps(case, problems)  # a withdrawn case is history: it is not annotated again
 
 
 def _check_twin(case: Case, by_id: dict[str, Case], problems: list[str]) -> None:
@@ -272,9 +323,46 @@ def _check_twin(case: Case, by_id: dict[str, Case], problems: list[str]) -> None
         problems.append(f"must_not case {case.id}: its twin {twin.id} runs over other journals")
 
 
-def _check_steps(case: Case, problems: list[str]) -> None:
+_ITEM = re.compile(r"^(\d+)\. ")
+
+
+def implementation_defined_items(spec: Path) -> set[int]:
+    """The numbers of the items of spec/README.md's implementation-defined list."""
+    readme = spec / "README.md"
+    text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+    section = text.split("## Implementation-defined behaviour", 1)[-1].split("\n## ", 1)[0] if text else ""
+    return {int(found.group(1)) for line in section.splitlines() if (found := _ITEM.match(line))}
+
+
+def _check_order(
+    case: Case, index: int, expect: dict[str, Any], freed: set[int], problems: list[str]
+) -> None:
+    """Two or more expected ids: the step checks their order or names the README item that frees it."""
+    where = f"case {case.id} step {index}"
+    order, item = expect.get("order"), expect.get("order_freed_by")
+    if order == "unspecified":
+        if item not in freed:
+            problems.append(
+                f"{where}: order unspecified, but order_freed_by {item!r} is no item of the README's "
+                f"implementation-defined list ({', '.join(map(str, sorted(freed)))})"
+            )
+        return
+    if item is not None:
+        problems.append(f'{where}: order_freed_by goes with "order": "unspecified" only')
+    listed = max(len(expect.get("ids", [])), len(expect.get("includes_ids", [])))
+    if listed >= 2 and order is None:
+        problems.append(
+            f"{where} expects {listed} ids and checks no order: add order ([[a, b]] pairs or "
+            '"as_listed") where the spec defines one, else "order": "unspecified" with '
+            "order_freed_by, the README item that frees it"
+        )
+
+
+def _check_steps(case: Case, problems: list[str], freed: set[int] | None = None) -> None:
     journals = set(case.journals)
     for index, step in enumerate(case.steps):
+        if freed is not None and "expect" in step:
+            _check_order(case, index, step["expect"], freed, problems)
         if "mutate" in step:
             if "expect" in step:
                 problems.append(
@@ -409,8 +497,9 @@ def lint_spec(spec: Path) -> LintReport:
     problems: list[str] = []
     _check_requirements(requirements, problems)
     cases = _load_all_cases(spec, problems)
-    _check_cases(cases, requirements, problems)
+    _check_cases(cases, requirements, problems, implementation_defined_items(spec))
     _check_withdrawn(cases, requirements, problems)
+    _check_boundaries(cases, requirements, problems)
     _check_schema_refs(spec, cases, problems)
     ledger = _check_ledger(spec, requirements, problems)
     _check_schemas(spec, problems)

@@ -20,9 +20,11 @@ __all__ = [
     "FIRST_VERSION",
     "ReleaseChange",
     "case_hash",
+    "change_reasons",
     "check_releases",
     "freeze_release",
     "release_case_ids",
+    "release_notes",
     "scored",
     "version_key",
 ]
@@ -31,9 +33,11 @@ _RELEASES = "releases"
 FIRST_VERSION = "0.1.0"  # the version of a case without `since`
 
 
-# Withdrawing a case is not a change of its content: these keys stay out of its hash, so a
-# frozen release keeps scoring the case as it was released.
-_NOT_HASHED = ("withdrawn", "replaced_by")
+# Withdrawing a case, or saying why it changed, is not a change of its content: these keys stay
+# out of its hash, so a frozen release keeps scoring the case as it was released. So is a step's
+# `"order": "unspecified"` note (with its `order_freed_by`): it asserts nothing.
+_NOT_HASHED = ("withdrawn", "withdrawn_because", "replaced_by", "changed")
+_UNASSERTED_ORDER = ("order", "order_freed_by")
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -58,8 +62,35 @@ def case_hash(case: Case) -> str:
     """SHA-256 of the case's canonical JSON (sorted keys, no whitespace, raw UTF-8), without the
     keys that withdraw it."""
     content = {key: value for key, value in case.raw.items() if key not in _NOT_HASHED}
+    content["steps"] = [_without_order_note(step) for step in content.get("steps", [])]
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _without_order_note(step: Any) -> Any:
+    expect = step.get("expect") if isinstance(step, dict) else None
+    if not isinstance(expect, dict) or expect.get("order") != "unspecified":
+        return step
+    kept = {key: value for key, value in expect.items() if key not in _UNASSERTED_ORDER}
+    return {**step, "expect": kept}
+
+
+def change_reasons(case: Case, release: str) -> dict[str, str]:
+    """The case's `changed` notes of versions after `release`: why it differs from that release."""
+    notes = case.raw.get("changed") or {}
+    return {
+        version: why
+        for version, why in notes.items()
+        if _is_version(version) and version_key(version) > version_key(release)
+    }
+
+
+def _is_version(text: str) -> bool:
+    try:
+        version_key(text)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -114,6 +145,44 @@ def release_case_ids(spec: Path, version: str) -> set[str]:
     return set(_load(path)["cases"])
 
 
+def release_notes(spec: Path, version: str, cases: list[Case]) -> list[str]:
+    """What a run `--as-of <version>` scores, said plainly: how many cases the release froze, and
+    each frozen case that is no longer exactly as frozen (changed, with why; withdrawn since, with
+    what replaced it; removed)."""
+    frozen = _load(_release_path(spec, version))["cases"]
+    by_id = {case.id: case for case in cases}
+    changed, withdrawn, removed = [], [], []
+    for case_id, digest in sorted(frozen.items()):
+        case = by_id.get(case_id)
+        if case is None:
+            removed.append(case_id)
+            continue
+        if case_hash(case) != digest:
+            reasons = change_reasons(case, version)
+            why = "; ".join(f"{v}: {text}" for v, text in sorted(reasons.items())) or "no reason given"
+            changed.append(f"  {case_id}: scored as it is now, not as frozen ({why})")
+        if "withdrawn" in case.raw:
+            replaced = ", ".join(case.raw.get("replaced_by", [])) or "nothing"
+            withdrawn.append(
+                f"  {case_id}: withdrawn in {case.raw['withdrawn']}, replaced by {replaced}: "
+                f"{case.raw.get('withdrawn_because', 'no reason given')}"
+            )
+    kept = len(frozen) - len(changed) - len(removed)
+    notes = [f"spec {version} froze {len(frozen)} cases: {kept} are scored exactly as frozen"]
+    if changed:
+        notes.append(f"{len(changed)} frozen case(s) changed since, scored as they are now:")
+        notes += changed
+    if withdrawn:
+        notes.append(
+            f"{len(withdrawn)} frozen case(s) withdrawn since, scored as frozen here (an implementation "
+            "that follows the newer spec fails them):"
+        )
+        notes += withdrawn
+    if removed:
+        notes.append(f"{len(removed)} frozen case(s) no longer in the spec, not scored: {', '.join(removed)}")
+    return notes
+
+
 def check_releases(
     spec: Path, ledger: dict[str, str], levels: dict[str, str], cases: list[Case], problems: list[str]
 ) -> list[ReleaseChange]:
@@ -154,4 +223,10 @@ def check_releases(
                 changes.append(ReleaseChange(path.stem, case_id, "removed"))
             elif case_hash(by_id[case_id]) != digest:
                 changes.append(ReleaseChange(path.stem, case_id, "changed"))
+                if not change_reasons(by_id[case_id], path.stem) and "withdrawn" not in by_id[case_id].raw:
+                    problems.append(
+                        f"{where}: case {case_id} changed since it was frozen and does not say why: "
+                        'add "changed": {"<version>": "<what it asserts now and why>"}, or withdraw '
+                        "it and add a new case if its meaning changed"
+                    )
     return changes

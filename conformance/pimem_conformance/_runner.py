@@ -10,11 +10,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import get_args
 
 from pimem_conformance._adapter import Adapter, Implementation
 from pimem_conformance._cases import Case
 from pimem_conformance._connector import AdapterError
-from pimem_conformance._driver import CaseRun, run_case
+from pimem_conformance._driver import CaseRun, Outcome, run_case
 from pimem_conformance._schemas import SchemaSet
 
 __all__ = [
@@ -33,7 +34,7 @@ __all__ = [
 ]
 
 EXIT_CLEAN, EXIT_FAILED, EXIT_USAGE, EXIT_ADAPTER_BROKEN = 0, 1, 2, 3
-OUTCOMES = ("pass", "fail", "error", "xfail", "xpass", "not_applicable", "not_run")
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 
 _BASELINE_ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*(:step-[0-9]+)?")
@@ -82,12 +83,12 @@ class CaseResult:
     """The outcome of one case, with the evidence behind it."""
 
     case: Case
-    outcome: str
+    outcome: Outcome
     run: CaseRun | None = None
     reason: str = ""  # why not_applicable / not_run, or the baseline's reason for xfail/xpass
 
     @property
-    def raw_outcome(self) -> str:
+    def raw_outcome(self) -> Outcome:
         """The outcome before the baseline was applied."""
         return self.run.outcome if self.run is not None else self.outcome
 

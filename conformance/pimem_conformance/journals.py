@@ -25,6 +25,8 @@ __all__ = [
     "line_bytes",
     "linear_session",
     "message_line",
+    "tool_call_line",
+    "tool_result_line",
     "write_journal",
 ]
 
@@ -80,6 +82,47 @@ def entry_line(
     if role != "user":
         message.update({"api": "mock", "provider": "mock", "model": "mock", "stopReason": "stop"})
     message["timestamp"] = 1793523601000
+    return message_line(entry_id, parent_id, timestamp, message)
+
+
+def tool_call_line(
+    entry_id: str,
+    parent_id: str | None,
+    call: dict[str, Any],
+    *,
+    timestamp: str = "2026-11-01T09:00:01.000Z",
+) -> Line:
+    """An assistant message that only calls one tool: `call` is `{id, name, arguments}`."""
+    message = {
+        "role": "assistant",
+        "content": [{"type": "toolCall", **call}],
+        "api": "mock",
+        "provider": "mock",
+        "model": "mock",
+        "stopReason": "toolUse",
+        "timestamp": 1793613600000,
+    }
+    return message_line(entry_id, parent_id, timestamp, message)
+
+
+def tool_result_line(
+    entry_id: str,
+    parent_id: str | None,
+    call_id: str,
+    tool_name: str,
+    text: str,
+    *,
+    timestamp: str = "2026-11-01T09:00:01.000Z",
+) -> Line:
+    """The result of tool call `call_id`, whose extracted text is exactly `text`."""
+    message = {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": tool_name,
+        "content": [{"type": "text", "text": text}],
+        "isError": False,
+        "timestamp": 1793613600000,
+    }
     return message_line(entry_id, parent_id, timestamp, message)
 
 

@@ -642,13 +642,52 @@ def _huge_numbers_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
     def clamped(original: Callable[[str, Any], int]) -> Callable[[str, Any], int]:
         def integer(name: str, value: Any) -> int:
             if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) >= 2**63:
-                low, high, _default = _tool._INTEGERS[name]
-                value = low if value < 0 or high is None else high
+                bounds = _tool._INTEGERS[name]
+                value = bounds.low if value < 0 or bounds.high is None else bounds.high
             return original(name, value)
 
         return integer
 
     _wrap(monkeypatch, _tool, "_integer", clamped)
+
+
+def _context_edit_of_any_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Any context_edit line marks its target, whatever its targetId and replacement hold.
+    def make(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def edit(obj: Any) -> Any:
+            found = original(obj)
+            if found is None and isinstance(obj, dict) and obj.get("type") == "context_edit":
+                return _extract.ContextEdit(str(obj.get("targetId")), obj.get("replacement") is not None)
+            return found
+
+        return edit
+
+    _wrap(monkeypatch, _prepare, "context_edit", make)
+
+
+def _malformed_settings_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A redaction setting that does not parse is dropped without a word: the instance opens without it.
+    def make(original: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        def redaction(settings: dict[str, Any]) -> Any:
+            try:
+                return original(settings)
+            except _errors.AdapterError:
+                return _redact.Policy()
+
+        return redaction
+
+    _wrap(monkeypatch, _serve, "_redaction", make)
+
+
+def _booleans_as_integers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Python's bool is an int: true is taken as 1 and false as 0 instead of refused
+    def lenient(original: Callable[[str, Any], int]) -> Callable[[str, Any], int]:
+        def integer(name: str, value: Any) -> int:
+            return original(name, int(value) if isinstance(value, bool) else value)
+
+        return integer
+
+    _wrap(monkeypatch, _tool, "_integer", lenient)
 
 
 def _echo_uncapped(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -792,16 +831,6 @@ def _aws_context_too_short(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_redact_rules, "_AWS_CONTEXT_CHARS", 100)
 
 
-def _redactor_missing_jwt(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A redactor with every rule but one: JSON Web Tokens go through (a 97 % redactor)."""
-
-    def nothing(text: str, position: int) -> tuple[tuple[int, int], ...]:
-        return ()
-
-    finders = tuple(nothing if rule.id == "jwt" else rule.find for rule in _redact_rules.RULES)
-    monkeypatch.setattr(_redact, "_FINDERS", finders)
-
-
 def _index_unavailable_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def __init__(self: Any, reason: str, detail: str) -> None:
@@ -933,6 +962,220 @@ class _WritesTheJournal(ProtocolServer):
                 )
 
 
+# ---- spec 0.2.0 decisions ---------------------------------------------------------------------
+
+
+def _other_journals_never_caught_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool call indexes the current journal only; what another process appended to another
+    journal waits for the next session_start, however many idles pass."""
+    monkeypatch.setattr(_memory.Memory, "catch_up", lambda self, journals: None)
+
+
+def _string_content_for_every_role(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def text(message: dict[str, Any], kind: str, withheld: bool) -> str:
+            content = message.get("content")
+            if kind in ("assistant", "tool_result") and isinstance(content, str):
+                return content  # guessed at: Pi never writes it
+            result: str = original(message, kind, withheld)
+            return result
+
+        return text
+
+    _wrap(monkeypatch, _extract, "_message_text", make)
+
+
+def _pages_redacted_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages are cut from the raw text and each page redacted on its own (by the output pass)."""
+
+    def make(original: Any) -> Any:
+        def read(*args: Any) -> Any:
+            with pytest.MonkeyPatch.context() as inner:
+                inner.setattr(_query, "_redact_cached", lambda view, text: text)
+                return original(*args)
+
+        return read
+
+    _wrap(monkeypatch, _tool, "read", make)
+
+
+def _current_journal_only_inside_the_roots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Discovery is the session roots' files only: a current journal elsewhere is indexed but
+    counted nowhere and in no scope."""
+    monkeypatch.setattr(_memory.Memory, "discover", lambda self, full=False: self.catalog.refresh(full))
+
+
+def _forget_in_project_scope(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`/memory forget <entryId>` looks only at the current project's journals."""
+
+    def make(original: Any) -> Any:
+        def forget(memory: Any, target: str) -> Any:
+            discover = memory.discover
+
+            def in_project(full: bool = False) -> Any:
+                found = discover(full)
+                return dataclasses.replace(found, journals=memory.journals(found, "project"))
+
+            memory.discover = in_project
+            try:
+                return original(memory, target)
+            finally:
+                del memory.discover
+
+        return forget
+
+    _wrap(monkeypatch, _maintenance, "forget", make)
+
+
+def _skipped_counts_stray_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every discovered `*.jsonl` that is no journal counts as a skipped file: no header, empty."""
+    monkeypatch.setattr(_journals._Look, "skipped", property(lambda look: look.journal is None))
+
+
+_KEY_BEFORE = re.compile(r"[\w.\-]+[ \t]*[=:][ \t]*[\"']?$")
+
+
+def _marker_takes_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A marker replaces the key name and its `=` (or `scheme://user:`) with the value."""
+
+    def make(original: Any) -> Any:
+        def spans(text: str) -> list[tuple[int, int, str]]:
+            widened = []
+            for start, end, name in original(text):
+                before = _KEY_BEFORE.search(text, max(0, start - 80), start)
+                widened.append((before.start() if before else start, end, name))
+            return widened
+
+        return spans
+
+    _wrap(monkeypatch, _redact, "_spans", make)
+
+
+def _prefix_anywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A token prefix counts wherever it occurs, inside a longer word too."""
+    monkeypatch.setattr(_redact_rules, "starts_token", lambda text, start: True)
+
+
+def _rule_finder(monkeypatch: pytest.MonkeyPatch, rule_id: str, make: Callable[[Any], Any]) -> None:
+    """Replace the finder of one rule of the table (windowed and whole-text rules alike)."""
+    rules = _redact_rules.RULES
+    monkeypatch.setattr(
+        _redact, "_FINDERS", tuple(make(rule.find) if rule.id == rule_id else rule.find for rule in rules)
+    )
+    monkeypatch.setattr(
+        _redact,
+        "_WHOLE",
+        tuple(
+            (priority, dataclasses.replace(rule, find=make(rule.find)) if rule.id == rule_id else rule)
+            for priority, rule in _redact._WHOLE
+        ),
+    )
+
+
+def _open_key_blocks_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A private key block counts only with its END line: a key cut short by `head` stays."""
+
+    def make(original: Any) -> Any:
+        def find(text: str, position: int) -> list[tuple[int, int]]:
+            return [(s, e) for s, e in original(text, position) if text[s:e].rstrip().endswith("-----")]
+
+        return find
+
+    _rule_finder(monkeypatch, "private-key", make)
+
+
+def _redactor_without(*rule_ids: str) -> Patch:
+    """A redactor with every rule but these: their secrets go through."""
+
+    def patch(monkeypatch: pytest.MonkeyPatch) -> None:
+        def nothing(text: str, position: int) -> tuple[tuple[int, int], ...]:
+            return ()
+
+        for rule_id in rule_ids:
+            _rule_finder(monkeypatch, rule_id, lambda original: nothing)
+
+    return patch
+
+
+_HEX_40 = re.compile(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
+
+
+def _git_shas_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every 40-character hexadecimal string is taken for a secret (git SHAs too)."""
+
+    def make(original: Any) -> Any:
+        def apply(text: str, found: list[Any]) -> list[Any]:
+            kept: list[Any] = original(text, found)
+            return [*kept, *((m.start(), m.end(), 0) for m in _HEX_40.finditer(text))]
+
+        return apply
+
+    _wrap(monkeypatch, _redact, "_apply_policy", make)
+
+
+def _allowlist_spares_its_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An allowlisted value spares every secret its rule finds, not only itself."""
+
+    def make(original: Any) -> Any:
+        def apply(text: str, found: list[Any]) -> list[Any]:
+            kept: list[Any] = original(text, found)  # `found` now holds the user's patterns' spans too
+            spared = {priority for start, end, priority in set(found) - set(kept)}
+            return [span for span in kept if span[2] not in spared]
+
+        return apply
+
+    _wrap(monkeypatch, _redact, "_apply_policy", make)
+
+
+def _lease_taken_at_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With background_on_idle, session_start leaves the lease free: it is taken when idle backfills."""
+
+    def defer(self: Any, first: bool) -> None:
+        self.due = first if self.due is None else self.due or first
+
+    monkeypatch.setattr(_serve._Instance, "_defer", defer)
+
+
+def _kind_list_first_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def kinds(value: Any) -> Any:
+            found = original(value)
+            return found[:1] if found else found
+
+        return kinds
+
+    _wrap(monkeypatch, _tool, "_kinds", make)
+
+
+def _kind_filtered_after_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """All-or-any is decided over entries of every kind, and the kind filter drops rows afterwards."""
+
+    def make(original: Any) -> Any:
+        def search_once(view: Any, query: Any, filters: Any, limit: int) -> Any:
+            if filters.kinds is None:
+                return original(view, query, filters, limit)
+            match, rows, more = original(view, query, dataclasses.replace(filters, kinds=None), 1000)
+            kept = [row for row in rows if row.kind in filters.kinds]
+            return match, kept[:limit], more or len(kept) > limit
+
+        return search_once
+
+    _wrap(monkeypatch, _query, "_search_once", make)
+
+
+def _session_id_prefix_matches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sessionId matches every session whose id starts with it."""
+
+    def make(original: Any) -> Any:
+        def journals(self: Any, found: Any, scope: str, session_id: str | None = None) -> Any:
+            chosen = original(self, found, scope, None)
+            return [j for j in chosen if session_id is None or j.session_id.startswith(session_id)]
+
+        return journals
+
+    _wrap(monkeypatch, _memory.Memory, "journals", make)
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -1042,9 +1285,9 @@ BROKEN: tuple[Broken, ...] = (
     ),
     Broken(
         "links-followed-anywhere",
-        "a symbolic link is followed wherever it points",
-        ("journals",),
-        _ids("JM-JOURNAL-005"),
+        "a symbolic link is followed wherever it points (one to the current journal counts it twice)",
+        ("journals", "scope"),
+        _ids("JM-JOURNAL-005", "JM-SCOPE-121"),
         _links_followed_anywhere,
     ),
     Broken(
@@ -1279,6 +1522,27 @@ BROKEN: tuple[Broken, ...] = (
         _huge_numbers_clamped,
     ),
     Broken(
+        "context-edit-of-any-shape",
+        "a context_edit marks its target whatever its targetId and replacement hold",
+        ("read",),
+        _ids("JM-READ-071"),
+        _context_edit_of_any_shape,
+    ),
+    Broken(
+        "malformed-redaction-settings-ignored",
+        "an open with a malformed redaction setting opens without it, silently",
+        ("redaction",),
+        _ids("JM-REDACT-160"),
+        _malformed_settings_ignored,
+    ),
+    Broken(
+        "booleans-as-integers",
+        "an integer parameter given true or false takes it as 1 or 0",
+        ("tool",),
+        _ids("JM-TOOL-160"),
+        _booleans_as_integers,
+    ),
+    Broken(
         "echo-uncapped",
         "error messages echo caller values in full, however long",
         ("tool",),
@@ -1454,7 +1718,7 @@ BROKEN: tuple[Broken, ...] = (
         "the redactor has no rule for JSON Web Tokens, one kind of the secrets corpus",
         ("corpus",),
         _ids("JM-REDACT-024"),
-        _redactor_missing_jwt,
+        _redactor_without("jwt"),  # a 97 % redactor
     ),
     Broken(
         "no-lease",
@@ -1476,5 +1740,124 @@ BROKEN: tuple[Broken, ...] = (
         ("commands",),
         _ids("JM-CMD-013"),
         _forget_lost_on_rebuild,
+    ),
+    Broken(
+        "other-journals-never-caught-up",
+        "a tool call indexes the current journal only; other journals wait for a session_start",
+        ("commands", "indexing"),
+        _ids("JM-INDEX-020"),
+        _other_journals_never_caught_up,
+    ),
+    Broken(
+        "string-content-for-every-role",
+        "a string content of an assistant or toolResult message is extracted as its text",
+        ("extraction",),
+        _ids("JM-EXTRACT-021"),
+        _string_content_for_every_role,
+    ),
+    Broken(
+        "pages-redacted-one-by-one",
+        "a read cuts its page from the raw text and redacts the page alone",
+        ("redaction", "read"),
+        _ids("JM-READ-021"),
+        _pages_redacted_one_by_one,
+    ),
+    Broken(
+        "current-journal-only-inside-the-roots",
+        "a current journal outside the session roots is counted nowhere and in no scope",
+        ("scope",),
+        _ids("JM-SCOPE-020"),
+        _current_journal_only_inside_the_roots,
+    ),
+    Broken(
+        "forget-in-project-scope",
+        "/memory forget <entryId> looks only at the current project's journals",
+        ("commands",),
+        _ids("JM-CMD-021"),
+        _forget_in_project_scope,
+    ),
+    Broken(
+        "skipped-counts-stray-files",
+        "skipped.files counts every *.jsonl that is no journal (no header, empty)",
+        ("commands",),
+        _ids("JM-CMD-022"),
+        _skipped_counts_stray_files,
+    ),
+    Broken(
+        "marker-takes-the-key",
+        "a marker replaces the key name and its = (or scheme://user:) along with the value",
+        ("redaction",),
+        _ids("JM-REDACT-020"),
+        _marker_takes_the_key,
+    ),
+    Broken(
+        "prefix-anywhere",
+        "a token prefix counts inside a longer word too (xAKIA..., a SHA beside it)",
+        ("redaction",),
+        _ids("JM-REDACT-021"),
+        _prefix_anywhere,
+    ),
+    Broken(
+        "open-key-blocks-kept",
+        "a private key block without its END line is not redacted",
+        ("redaction",),
+        _ids("JM-REDACT-023"),
+        _open_key_blocks_kept,
+    ),
+    Broken(
+        "git-shas-redacted",
+        "every 40-character hexadecimal string is masked, git SHAs included",
+        ("corpus",),
+        _ids("JM-REDACT-025"),
+        _git_shas_redacted,
+    ),
+    Broken(
+        "families-table-partial",
+        "the redactor lacks two families of the table (Heroku v2 keys, Slack webhook URLs)",
+        ("redaction",),
+        _ids("JM-REDACT-041"),
+        _redactor_without("heroku-api-key-v2", "slack-webhook-url"),
+    ),
+    Broken(
+        "credential-lists-and-new-providers-missed",
+        "the redactor lacks the credential-list rules and two provider formats nobody's rule list names",
+        ("redaction",),
+        _ids("JM-REDACT-070"),
+        _redactor_without("keyed-value", "netrc-password", "sql-password", "groq-api-key", "docker-hub-pat"),
+    ),
+    Broken(
+        "allowlist-spares-its-rule",
+        "an allowlisted value spares every secret of its rule",
+        ("redaction",),
+        _ids("JM-REDACT-043"),
+        _allowlist_spares_its_rule,
+    ),
+    Broken(
+        "lease-taken-at-idle",
+        "with background_on_idle, session_start leaves the lease free until idle backfills",
+        ("backfill",),
+        _ids("JM-PROTO-020"),
+        _lease_taken_at_idle,
+    ),
+    Broken(
+        "kind-list-first-only",
+        "a kind list restricts results to its first kind",
+        ("search",),
+        _ids("JM-SEARCH-090"),
+        _kind_list_first_only,
+    ),
+    Broken(
+        "kind-filtered-after-the-decision",
+        "all-or-any is decided over every kind, and the kind filter drops rows afterwards",
+        ("search",),
+        _ids("JM-SEARCH-121"),
+        _kind_filtered_after_the_decision,
+    ),
+    Broken(
+        "session-id-prefix-matches",
+        "a sessionId matches every session whose id starts with it",
+        ("scope",),
+        _ids("JM-SCOPE-120"),
+        _session_id_prefix_matches,
     ),
 )

@@ -6,6 +6,7 @@ must_not case must fail against at least one of them (a must_not case nothing ca
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -16,9 +17,11 @@ from pimem_conformance import (
     Adapter,
     Case,
     InProcessConnector,
+    lint_spec,
     load_cases,
     load_schemas,
     run_cases,
+    spec_dir,
 )
 
 Outcomes = dict[str, str]  # case id -> outcome
@@ -35,16 +38,11 @@ def reference_outcomes() -> Outcomes:
     return _run(ProtocolServer, load_cases())
 
 
-CORPUS_REQUIREMENTS = frozenset(
-    {"JM-REDACT-024", "JM-REDACT-025"}
-)  # every secret caught, every look-alike kept
-
-
 def _runs(broken: Broken, case: Case) -> bool:
-    """Whether a broken implementation runs a case: those of its areas, and the corpus cases (2,000
-    secrets planted through the protocol) only for one that breaks the corpus' own requirements."""
+    """Whether a broken implementation runs a case: those of its areas, and of the corpus cases (2,000
+    secrets planted through the protocol) only those of the requirements it breaks."""
     if case.id.startswith(CORPUS_CASE_PREFIX):
-        return bool(broken.violates & CORPUS_REQUIREMENTS)
+        return bool(broken.violates & set(case.requirements))
     return case.area in broken.areas
 
 
@@ -97,3 +95,23 @@ def test_every_must_not_case_fails_against_some_broken_implementation(
         if outcome == "fail"
     }
     assert sorted(must_not - caught) == [], "hollow must_not cases: no broken implementation fails them"
+
+
+def test_every_requirement_added_since_0_1_0_has_a_broken_implementation() -> None:
+    # Each MUST added after the first release that has cases is broken by some implementation, so
+    # its cases are shown to fail a fault (the 0.1.0 ones are covered as the must_not cases are).
+    spec = spec_dir()
+    ledger = json.loads((spec / "requirements-ledger.json").read_text(encoding="utf-8"))["ids"]
+    added = {
+        requirement.id
+        for requirement in lint_spec(spec).requirements
+        if requirement.level == "must"
+        and requirement.cases
+        and ledger[requirement.id]["status"] == "active"
+        and ledger[requirement.id]["introduced"] != "0.1.0"
+    }
+    assert len(added) >= 40, (
+        f"only {len(added)} requirements since 0.1.0 found: the ledger or the parse is wrong"
+    )
+    broken = {requirement for each in BROKEN for requirement in each.violates}
+    assert sorted(added - broken) == [], "give each one a broken implementation in broken_implementations.py"

@@ -54,7 +54,8 @@ def test_a_redactor_missing_one_kind_does_not_conform_and_the_summary_says_which
     report = tmp_path / "report.jsonl"
     with pytest.MonkeyPatch.context() as monkeypatch:
         broken.patch(monkeypatch)
-        code = main(["run", "--impl", "reference", "-k", "corpus-secret-*", "--report", str(report), "-q"])
+        # the jwt kind and its neighbours by name: the other kinds are the same with or without the fault
+        code = main(["run", "--impl", "reference", "-k", "corpus-secret-j*", "--report", str(report), "-q"])
     assert code == 1
     corpus = read_lines(report)[-1]["corpus"]
     jwt = corpus["secret_kinds"]["jwt"]  # some are still caught by other classes (an assignment)

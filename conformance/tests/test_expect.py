@@ -106,3 +106,21 @@ def test_schema_refs_resolve_to_spec_schemas() -> None:
     response = {"seq": 1, "content": [{"type": "text", "text": "x"}], "details": {}}
     expect = {"schema": {"$ref": "tag:pimem.spec,2026:protocol/tool-response"}}
     assert check_expectation(expect, response, schemas=load_schemas(), schema_target=None) == []
+
+
+@pytest.mark.parametrize(
+    ("expect", "failed"),
+    [
+        ({"ids": ["e1", "e2"], "order": "as_listed"}, []),
+        ({"ids": ["e2", "e1"], "order": "as_listed"}, ["order"]),
+        ({"ids": ["e1", "e2", "e2"], "order": "as_listed"}, ["order"]),  # the same set, not the sequence
+        ({"includes_ids": ["e1", "e2"], "order": "as_listed"}, []),
+        ({"includes_ids": ["e2", "e1"], "order": "as_listed"}, ["order"]),
+        ({"includes_ids": ["e2"], "order": "as_listed"}, []),
+        ({"ids": ["e2", "e1"], "order": "unspecified", "order_freed_by": 1}, []),
+    ],
+)
+def test_as_listed_checks_the_sequence_and_unspecified_checks_nothing(
+    expect: dict[str, Any], failed: list[str]
+) -> None:
+    assert checks(expect) == failed

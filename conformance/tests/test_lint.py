@@ -179,6 +179,7 @@ def test_a_changed_or_removed_frozen_case_is_reported(tmp_path: Path) -> None:
     spec = frozen_spec(tmp_path)
     changed = cases()[:1]
     changed[0]["description"] = "A search for 'a' finds ['a'] and nothing else."
+    changed[0]["changed"] = {"0.2.0": "says that nothing else is found, which it always checked"}
     (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": changed}))
     (spec / "search.md").write_text(
         DOC.replace("Cases: (pending)", "Cases: finds").replace(", finds-not", "")
@@ -225,7 +226,12 @@ def test_a_new_case_cannot_claim_a_frozen_version(tmp_path: Path) -> None:
 def _withdraw(spec: Path, **fields: Any) -> list[dict[str, Any]]:
     """The frozen spec's cases with `finds-not` withdrawn (plus `fields`) and a replacement added."""
     replacement = {**cases()[1], "id": "finds-not-again", "since": "0.2.0"}
-    withdrawn = {**cases()[1], "withdrawn": "0.2.0", **fields}
+    because = {"withdrawn_because": "the spec now says otherwise"}
+    withdrawn = {
+        key: value
+        for key, value in {**cases()[1], "withdrawn": "0.2.0", **because, **fields}.items()
+        if value is not None
+    }
     changed = [cases()[0], withdrawn, replacement]
     (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": changed}))
     (spec / "search.md").write_text(
@@ -252,6 +258,10 @@ def test_a_withdrawn_case_keeps_its_release_hash_and_names_its_replacement(tmp_p
             "not after the version that introduced it",
         ),
         ({"replaced_by": ["finds-not-again"], "withdrawn": "0.1"}, "does not match"),
+        (
+            {"replaced_by": ["finds-not-again"], "withdrawn_because": None},
+            "'withdrawn_because' is a dependency",
+        ),
     ],
 )
 def test_withdrawn_faults(tmp_path: Path, fields: dict[str, Any], expected: str) -> None:
@@ -263,7 +273,7 @@ def test_withdrawn_faults(tmp_path: Path, fields: dict[str, Any], expected: str)
 def test_a_withdrawn_twin_or_a_must_with_only_withdrawn_cases_is_reported(tmp_path: Path) -> None:
     spec = frozen_spec(tmp_path)
     changed = _withdraw(spec, comment="asserted an implementation-defined marker width")
-    changed[0]["withdrawn"] = "0.2.0"
+    changed[0].update(withdrawn="0.2.0", withdrawn_because="a twin withdrawn with its positive case")
     (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": changed}))
     found = lint_spec(spec).problems
     assert "case finds-not-again: its twin finds is withdrawn" in found
@@ -289,6 +299,9 @@ def test_withdrawn_cases_are_scored_only_as_of_an_earlier_release(
     assert scored() == {"finds", "finds-not-again"}
     assert "not scored (withdrawn): finds-not" in capsys.readouterr().out
     assert scored("--as-of", "0.1.0") == {"finds", "finds-not"}
+    said = capsys.readouterr().out
+    assert "spec 0.1.0 froze 2 cases: 2 are scored exactly as frozen" in said
+    assert "finds-not: withdrawn in 0.2.0, replaced by finds-not-again: the spec now says otherwise" in said
 
 
 @pytest.mark.parametrize(("file_name", "reported"), [("x-topic.json", False), ("xy.json", True)])
@@ -299,3 +312,106 @@ def test_a_case_file_is_named_after_its_area_or_a_topic_of_it(
     (spec / "cases" / "x.json").rename(spec / "cases" / file_name)
     found = [problem for problem in lint_spec(spec).problems if "differs from the file name" in problem]
     assert bool(found) == reported
+
+
+def test_a_frozen_case_changed_without_saying_why_is_a_problem_and_an_order_note_is_no_change(
+    tmp_path: Path,
+) -> None:
+    spec = frozen_spec(tmp_path)
+    edited = cases()
+    edited[0]["steps"][0]["expect"]["ids"] = ["a", "b"]
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": edited}))
+    assert any(
+        "case finds changed since it was frozen and does not say why" in p for p in lint_spec(spec).problems
+    )
+    edited[0]["changed"] = {"0.1.0": "a note of the frozen version itself says nothing of a later change"}
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": edited}))
+    assert any("does not say why" in problem for problem in lint_spec(spec).problems)
+    edited[0]["changed"] = {"0.2.0": "finds b as well, which the spec always required"}
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": edited}))
+    report = lint_spec(spec)
+    assert not any("does not say why" in problem for problem in report.problems)
+    assert [str(change) for change in report.release_changes] == ["case finds changed since release 0.1.0"]
+    # A note that the order is free asserts nothing: the case is as it was released.
+    noted = cases()
+    noted[0]["steps"][0]["expect"].update(order="unspecified", order_freed_by=1)
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": noted}))
+    assert lint_spec(spec).release_changes == []
+
+
+README_ITEMS = "**Spec version: 9.9.9.**\n\n## Implementation-defined behaviour\n\n1. Relevance.\n2. Ties.\n"
+
+
+@pytest.mark.parametrize(
+    ("expect", "expected"),
+    [
+        ({"ids": ["a", "b"]}, "expects 2 ids and checks no order"),
+        ({"includes_ids": ["a", "b", "c"]}, "expects 3 ids and checks no order"),
+        ({"ids": ["a", "b"], "order": "unspecified"}, "order_freed_by None is no item"),
+        ({"ids": ["a", "b"], "order": "unspecified", "order_freed_by": 3}, "order_freed_by 3 is no item"),
+        ({"ids": ["a", "b"], "order": "as_listed", "order_freed_by": 1}, "goes with"),
+    ],
+)
+def test_a_step_of_several_ids_says_how_they_are_ordered(
+    tmp_path: Path, expect: dict[str, Any], expected: str
+) -> None:
+    case = search_case("finds", "a b", ["a", "b"])
+    case["steps"][0]["expect"] = expect
+    spec = make_spec(tmp_path, [case], documents={"search.md": DOC.replace(", finds-not", "")}, ledger=LEDGER)
+    (spec / "README.md").write_text(README_ITEMS)
+    found = [problem for problem in lint_spec(spec).problems if "order" in problem]
+    assert len(found) == 1 and expected in found[0], found
+
+
+@pytest.mark.parametrize(
+    "expect",
+    [
+        {"ids": ["a"]},
+        {"ids": ["a", "b"], "order": "as_listed"},
+        {"ids": ["a", "b"], "order": [["a", "b"]]},
+        {"includes_ids": ["a", "b"], "order": "unspecified", "order_freed_by": 2},
+    ],
+)
+def test_a_step_that_orders_its_ids_or_names_what_frees_them_passes(
+    tmp_path: Path, expect: dict[str, Any]
+) -> None:
+    case = search_case("finds", "a b", ["a", "b"])
+    case["steps"][0]["expect"] = expect
+    spec = make_spec(tmp_path, [case], documents={"search.md": DOC.replace(", finds-not", "")}, ledger=LEDGER)
+    (spec / "README.md").write_text(README_ITEMS)
+    assert [problem for problem in lint_spec(spec).problems if "order" in problem] == []
+
+
+BOUNDED = """# Search
+
+**JM-SEARCH-001** The implementation MUST return at most 50 results.
+Rationale with 7 in it, a sentence that requires nothing.
+Cases: finds
+"""
+
+
+@pytest.mark.parametrize(
+    ("doc", "tags", "reported"),
+    [
+        (BOUNDED, [], True),
+        (BOUNDED, ["boundary"], False),
+        (BOUNDED.replace("Cases: finds", "Boundaries: 50 is a name here.\nCases: finds"), [], False),
+        (
+            BOUNDED.replace("at most 50 results", "results like JM-TOOL-020, `limit: 5` and spec 0.2.0"),
+            [],
+            False,
+        ),
+    ],
+)
+def test_a_number_a_must_states_has_a_boundary_case_or_says_why_not(
+    tmp_path: Path, doc: str, tags: list[str], reported: bool
+) -> None:
+    case = search_case("finds", "a", ["a"], tags=tags) if tags else search_case("finds", "a", ["a"])
+    ledger = {"ids": {"JM-SEARCH-001": ACTIVE}}
+    found = [p for p in problems(tmp_path, [case], doc=doc, ledger=ledger) if "boundary" in p]
+    assert bool(found) == reported, found
+    if reported:
+        assert found == [
+            "search.md:3: JM-SEARCH-001 states 50 but no live case tagged 'boundary' cites it: test each at "
+            "the limit and one step either side, or say why not on a 'Boundaries: <reason>' line"
+        ]

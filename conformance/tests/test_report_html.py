@@ -19,7 +19,9 @@ from suite_kit import faux_command, make_spec, read_lines, search_case
 REPO = Path(__file__).resolve().parents[2]
 CI_PAGE = REPO / ".cache" / "report" / "index.html"
 NODE_EXAMPLE = REPO / "conformance" / "examples" / "minimal-adapter.mjs"
-CI_BROKEN = ("like-prefix-scope", "secrets-indexed")
+# Each broken implementation runs the cases of what it breaks, not the whole suite again: the
+# page still shows four implementations, and the corpus table what the leaky one lets through.
+CI_BROKEN = {"like-prefix-scope": "scope", "secrets-indexed": "corpus-secret-g*"}
 INJECTED = "<script>window.__pwned=1</script><img/src=x/onerror=window.__pwned=2>"
 
 
@@ -107,8 +109,8 @@ def test_the_page_counts_every_outcome_per_area_profile_and_requirement(hostile_
 # -- CI: the reference, the Node example and two broken implementations -------------------------
 
 
-def _run_reference(report: Path) -> None:
-    main(["run", "--impl", "reference", "--report", str(report), "-q"])
+def _run_reference(report: Path, *selection: str) -> None:
+    main(["run", "--impl", "reference", "--report", str(report), "-q", *selection])
 
 
 @pytest.fixture(scope="module")
@@ -120,12 +122,12 @@ def ci_reports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Path]]
     reports = [folder / "reference.jsonl", folder / "minimal-adapter.jsonl"]
     _run_reference(reports[0])
     main(["run", "--impl", f"{node} {NODE_EXAMPLE}", "--report", str(reports[1]), "-q"])
-    for name in CI_BROKEN:
+    for name, selection in CI_BROKEN.items():
         broken = next(item for item in BROKEN if item.name == name)
         reports.append(folder / f"broken-{name}.jsonl")
         with pytest.MonkeyPatch.context() as monkeypatch:
             broken.patch(monkeypatch)
-            _run_reference(reports[-1])
+            _run_reference(reports[-1], "-k", selection)
     assert main(["report", "--html", str(CI_PAGE), *map(str, reports)]) == 0
     assert main(["report", "--badge", str(CI_PAGE.with_name("reference.svg")), str(reports[0])]) == 0
     yield reports
@@ -141,8 +143,7 @@ def test_ci_writes_the_page_over_four_implementations(ci_reports: list[Path]) ->
     assert node["failures"] and node["totals"]["not_applicable"] > 0
     for name in CI_BROKEN:
         broken = impls[f"pimem 0.1.0 · broken-{name}"]
-        assert broken["failures"], name
-        assert broken["passed"] < reference["passed"]
+        assert broken["failures"] and broken["passed"] < broken["total"], name
     assert data["secret_kinds"], "the secrets corpus ran in every run"
     assert reference["corpus"]["secrets"]["recall"] == 1.0
     leaky = impls["pimem 0.1.0 · broken-secrets-indexed"]["corpus"]["secrets"]

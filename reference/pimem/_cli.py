@@ -21,7 +21,8 @@ from typing import Any, NoReturn
 
 from . import SPEC_VERSION, __version__
 from ._console import Style, render_answer, render_status
-from ._errors import UNAVAILABLE_REMEDY, IndexUnavailable, ToolError, protocol_answer
+from ._doctor import doctor, journal_folders, skipped_lines
+from ._errors import IndexUnavailable, ToolError, Wording, protocol_answer
 from ._extract import KINDS
 from ._maintenance import (
     describe,
@@ -29,9 +30,7 @@ from ._maintenance import (
     gc_confirm,
     gc_preview,
     index_all,
-    journal_folders,
     rebuild,
-    skipped_lines,
     status,
 )
 from ._memory import Config, Memory
@@ -45,9 +44,12 @@ __all__ = ["default_agent_dir", "default_session_dirs", "main", "serve_stdio"]
 
 EXIT_OK, EXIT_NOTHING, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 QUERIES = ("search", "read", "around", "summaries")
-_UNAVAILABLE = (
-    "the index cannot be opened or written: free space or fix the folder it is in (`pimem status` "
-    "shows it), then run `pimem rebuild` if it persists"
+# The command line's words for the errors' advice (the one translation is _errors.protocol_answer):
+# a tool error's own advice is an example call for the agent, so here only bad_offset keeps one.
+CLI_WORDING = Wording(
+    remedy="the index cannot be opened or written: free space or fix the folder it is in "
+    "(`pimem status` shows it), then run `pimem rebuild` if it persists",
+    advice={"bad_offset": "example: pimem read ID --offset 0"},
 )
 _DATE_FORMS = "YYYY-MM-DD (a whole local day) or ISO-8601 with a zone, e.g. 2026-11-29T14:00:00Z"
 _EXAMPLES = {
@@ -358,6 +360,15 @@ def _found(details: dict[str, Any]) -> bool:
     return bool(details["status"] == "ok")
 
 
+class Answered(Exception):
+    """The tool answered with an error, already in command-line words (`CLI_WORDING`)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class NoJournals(Exception):
     def __init__(self, folders: list[dict[str, Any]]) -> None:
         looked = "\n".join(
@@ -402,8 +413,6 @@ def _run(options: argparse.Namespace, style: Style) -> tuple[str, Any, int]:
         details = _status(memory)
         return render_status(details), details, EXIT_OK
     if command == "doctor":
-        from ._doctor import doctor  # only this command needs it
-
         text, details = doctor(memory)
         return text, details, EXIT_OK
     found = memory.discover(full=True)
@@ -413,9 +422,9 @@ def _run(options: argparse.Namespace, style: Style) -> tuple[str, Any, int]:
     if command in QUERIES:
         if not memory.indexing(found.journals)["complete"]:  # no background indexer in this process
             index_all(memory, progress=progress)
-        answer = run_tool(memory, _tool_arguments(options))
+        answer = run_tool(memory, _tool_arguments(options), CLI_WORDING)
         if "error" in answer:
-            raise ToolError(answer["error"]["code"], answer["error"]["message"])
+            raise Answered(answer["error"]["code"], answer["error"]["message"])
         details = answer["details"]
         terms = query_terms(details["query"] or "") if command == "search" else []
         return render_answer(details, style, terms), details, EXIT_OK if _found(details) else EXIT_NOTHING
@@ -430,15 +439,12 @@ def _run(options: argparse.Namespace, style: Style) -> tuple[str, Any, int]:
     return text, details, EXIT_OK
 
 
-def _cli_message(error: ToolError, command: str) -> tuple[str, int]:
-    """A tool or command error in command-line words, with its exit code."""
-    if error.code == "index_unavailable":  # the reason (disk full, read-only), then what to do here
-        return error.message.replace(UNAVAILABLE_REMEDY, _UNAVAILABLE), EXIT_UNAVAILABLE
-    if error.code == "bad_offset":
-        return f"{error.message.split('; use')[0]} (example: pimem read ID --offset 0)", EXIT_USAGE
+def _exit_code(code: str, command: str) -> int:
+    if code == "index_unavailable":
+        return EXIT_UNAVAILABLE
     if command == "forget":  # nothing by that id: nothing to act on
-        return f'no entry or session "{error.message.split(chr(34))[1]}" is indexed', EXIT_NOTHING
-    return error.message.split("; for example")[0], EXIT_USAGE
+        return EXIT_NOTHING
+    return EXIT_USAGE
 
 
 def serve_stdio() -> None:
@@ -503,14 +509,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except NoJournals as error:
         _say(options.json, "no_journals", str(error), lookedIn=error.folders)
         return EXIT_NOTHING
-    except ToolError as error:
-        message, code = _cli_message(error, options.command)
-        _say(options.json, error.code, message)
-        return code
-    except IndexUnavailable as error:
-        answer = protocol_answer(error, remedy=_UNAVAILABLE)["error"]
+    except Answered as error:  # the tool's answer, already in command-line words
+        _say(options.json, error.code, error.message)
+        return _exit_code(error.code, options.command)
+    except (ToolError, IndexUnavailable) as error:  # a command's own (forget, index, rebuild, gc)
+        answer = protocol_answer(error, CLI_WORDING)["error"]
         _say(options.json, answer["code"], answer["message"])
-        return EXIT_UNAVAILABLE
+        return _exit_code(answer["code"], options.command)
     except Exception as error:  # the user gets one line, never a traceback
         _say(options.json, "internal", f"{type(error).__name__}: {error}")
         return EXIT_NOTHING

@@ -1,4 +1,7 @@
-"""`pimem doctor`: one screen that checks what the memory needs and explains what is missing."""
+"""`pimem doctor`: one screen that checks what the memory needs and explains what is missing, and
+the command line's other diagnostics: which folders discovery looked in (also what `pimem` says
+when it finds no journals) and where the skipped lines are (`pimem status`). No protocol request
+reaches them; the /memory commands report counts only."""
 
 from __future__ import annotations
 
@@ -9,13 +12,45 @@ from pathlib import Path
 from typing import Any
 
 from . import SPEC_VERSION, __version__
-from ._maintenance import journal_folders
+from ._journals import parse_line
 from ._memory import Memory
 from ._store import probe_fts5, sqlite_versions
 
-__all__ = ["doctor"]
+__all__ = ["doctor", "journal_folders", "skipped_lines"]
 
 EXTENSION_PACKAGE = "pimem-pi-extension"
+
+
+def journal_folders(memory: Memory) -> list[dict[str, Any]]:
+    """Every folder discovery looks in, whether it exists, and how many journals it gave."""
+    found = memory.discover(full=True)
+    rows = []
+    for folder in [os.path.join(memory.config.agent_dir, "sessions"), *memory.config.session_dirs]:
+        prefix = folder.rstrip("/") + "/"
+        count = sum(journal.path.startswith(prefix) for journal in found.journals)
+        rows.append({"path": folder, "exists": os.path.isdir(folder), "journals": count})
+    return rows
+
+
+def skipped_lines(memory: Memory, first: int) -> list[dict[str, Any]]:
+    """The file and 1-based line number of the first `first` skipped lines, and why."""
+    limit = memory.config.max_line_bytes
+    found: list[dict[str, Any]] = []
+    for path in memory.index.store.paths_with_skipped_lines():
+        try:
+            with open(path, "rb") as handle:
+                for number, raw in enumerate(handle, 1):
+                    if len(found) >= first:
+                        return found
+                    if not raw.endswith(b"\n"):
+                        break  # a partial last line is not skipped, only not written yet
+                    if len(raw) > limit:
+                        found.append({"path": path, "line": number, "reason": f"longer than {limit} bytes"})
+                    elif number > 1 and not isinstance(parse_line(raw), dict):
+                        found.append({"path": path, "line": number, "reason": "not a JSON object"})
+        except OSError:
+            continue
+    return found
 
 
 def _fts5() -> dict[str, Any]:

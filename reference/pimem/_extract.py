@@ -6,7 +6,7 @@ import itertools
 import json
 import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import orjson
 
@@ -15,13 +15,14 @@ __all__ = [
     "WITHHELD",
     "ContextEdit",
     "Extracted",
+    "Kind",
     "context_edit",
     "extract",
     "is_sensitive_path",
     "sensitive_call_ids",
 ]
 
-KINDS = (
+Kind = Literal[
     "user",
     "assistant",
     "tool_result",
@@ -33,15 +34,22 @@ KINDS = (
     "session_info",
     "label",
     "context_edit",
-)
+]
+KINDS: tuple[Kind, ...] = get_args(Kind)
 WITHHELD = "[sensitive file withheld]"
-_ROLE_KINDS = {
+_ROLE_KINDS: dict[str, Kind] = {
     "user": "user",
     "assistant": "assistant",
     "toolResult": "tool_result",
     "bashExecution": "bash",
     "custom": "custom",
     "hookMessage": "custom",
+}
+_FIELD_KINDS: dict[str, tuple[Kind, str]] = {  # line type → (kind, the field holding its text)
+    "compaction": ("compaction", "summary"),
+    "branch_summary": ("branch_summary", "summary"),
+    "session_info": ("session_info", "name"),
+    "label": ("label", "label"),
 }
 _SECRET_BASENAMES = {
     ".env",
@@ -65,7 +73,7 @@ _VALUED_OPTIONS = {"-n", "-c", "--lines", "--bytes"}
 @dataclass(frozen=True)
 class Extracted:
     timestamp: str
-    kind: str
+    kind: Kind
     role: str | None
     tool_name: str | None
     text: str
@@ -201,7 +209,7 @@ def _blocks(content: Any, images: bool, calls: bool = False) -> list[str]:
     return parts
 
 
-def _message_text(message: dict[str, Any], kind: str, withheld: bool) -> str:
+def _message_text(message: dict[str, Any], kind: Kind, withheld: bool) -> str:
     if kind == "user":
         return "\n".join(_blocks(message.get("content"), images=True))
     if kind == "assistant":
@@ -226,14 +234,16 @@ def _message_text(message: dict[str, Any], kind: str, withheld: bool) -> str:
     return "\n".join(_blocks(message.get("content"), images=False))
 
 
-def _entry_text(obj: dict[str, Any], withheld_calls: set[str]) -> tuple[str, str, str | None, str | None]:
-    """(kind, text, role, tool name) of a line; kind "" when the line is not an entry type."""
+def _entry_text(
+    obj: dict[str, Any], withheld_calls: set[str]
+) -> tuple[Kind | None, str, str | None, str | None]:
+    """(kind, text, role, tool name) of a line; kind None when the line is not an entry type."""
     kind = obj.get("type")
     if kind == "message":
         message = obj.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         if not isinstance(message, dict) or role not in _ROLE_KINDS:
-            return "", "", None, None
+            return None, "", None, None
         entry_kind = _ROLE_KINDS[role]
         call_id = message.get("toolCallId")
         withheld = entry_kind == "tool_result" and call_id in withheld_calls
@@ -241,16 +251,16 @@ def _entry_text(obj: dict[str, Any], withheld_calls: set[str]) -> tuple[str, str
         text = _message_text(message, entry_kind, withheld)
         return entry_kind, text, role, tool if isinstance(tool, str) else None
     if kind == "custom_message":
-        return kind, "\n".join(_blocks(obj.get("content"), images=True)), None, None
+        return "custom_message", "\n".join(_blocks(obj.get("content"), images=True)), None, None
     if kind == "context_edit":  # the words that stood in the target's place in the context
         replacement = obj.get("replacement")
         content = replacement.get("content") if isinstance(replacement, dict) else None
-        return kind, "\n".join(_blocks(content, images=True)), None, None
-    field = {"compaction": "summary", "branch_summary": "summary", "session_info": "name", "label": "label"}
-    if isinstance(kind, str) and kind in field:
-        value = obj.get(field[kind])
-        return kind, value if isinstance(value, str) else "", None, None
-    return "", "", None, None
+        return "context_edit", "\n".join(_blocks(content, images=True)), None, None
+    if isinstance(kind, str) and kind in _FIELD_KINDS:
+        entry_kind, field = _FIELD_KINDS[kind]
+        value = obj.get(field)
+        return entry_kind, value if isinstance(value, str) else "", None, None
+    return None, "", None, None
 
 
 def extract(obj: Any, withheld_calls: set[str]) -> Extracted | None:
@@ -258,7 +268,7 @@ def extract(obj: Any, withheld_calls: set[str]) -> Extracted | None:
     if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
         return None
     kind, text, role, tool = _entry_text(obj, withheld_calls)
-    if not kind or not text:
+    if kind is None or not text:
         return None
     timestamp = obj.get("timestamp")
     tokens = obj.get("tokensBefore") if kind == "compaction" else None

@@ -19,7 +19,7 @@ import orjson
 from ._echo import echo
 from ._errors import IndexUnavailable, ToolError, protocol_answer
 from ._index import BULK_BYTES, Index, preparing
-from ._journals import Journal, parse_line
+from ._journals import Journal
 from ._memory import Memory, indexed
 from ._query import SUMMARY_KINDS
 from ._time import iso_utc
@@ -29,10 +29,8 @@ __all__ = [
     "backfill",
     "claim_lease",
     "index_all",
-    "journal_folders",
     "release_lease",
     "run_command",
-    "skipped_lines",
 ]
 
 _QUIET = timedelta(hours=24)
@@ -221,38 +219,6 @@ def status(memory: Memory) -> dict[str, Any]:
     }
 
 
-def journal_folders(memory: Memory) -> list[dict[str, Any]]:
-    """Every folder discovery looks in, whether it exists, and how many journals it gave."""
-    found = memory.discover(full=True)
-    rows = []
-    for folder in [os.path.join(memory.config.agent_dir, "sessions"), *memory.config.session_dirs]:
-        prefix = folder.rstrip("/") + "/"
-        count = sum(journal.path.startswith(prefix) for journal in found.journals)
-        rows.append({"path": folder, "exists": os.path.isdir(folder), "journals": count})
-    return rows
-
-
-def skipped_lines(memory: Memory, first: int) -> list[dict[str, Any]]:
-    """The file and 1-based line number of the first `first` skipped lines, and why."""
-    limit = memory.config.max_line_bytes
-    found: list[dict[str, Any]] = []
-    for path in memory.index.store.paths_with_skipped_lines():
-        try:
-            with open(path, "rb") as handle:
-                for number, raw in enumerate(handle, 1):
-                    if len(found) >= first:
-                        return found
-                    if not raw.endswith(b"\n"):
-                        break  # a partial last line is not skipped, only not written yet
-                    if len(raw) > limit:
-                        found.append({"path": path, "line": number, "reason": f"longer than {limit} bytes"})
-                    elif number > 1 and not isinstance(parse_line(raw), dict):
-                        found.append({"path": path, "line": number, "reason": "not a JSON object"})
-        except OSError:
-            continue
-    return found
-
-
 def rebuild(
     memory: Memory, progress: Callable[[int, int], None] = lambda done, total: None
 ) -> dict[str, Any]:
@@ -366,8 +332,8 @@ def forget(memory: Memory, target: str) -> dict[str, Any]:
             memory.sync(current)
         kind = "entry"
         if not memory.index.store.count_entries(paths, entry_id=target):
-            message = f'no entry or session "{target}" is indexed; for example /memory forget d24d95c5'
-            raise ToolError("bad_argument", message)
+            advice = "for example /memory forget d24d95c5"
+            raise ToolError("bad_argument", f'no entry or session "{target}" is indexed', advice)
     memory.forget.add(kind, target)
     memory.index.store.hide_entries(kind, target)
     return {"forgotten": {"kind": kind, "id": target}}
@@ -397,7 +363,7 @@ def _dispatch(memory: Memory, words: list[str]) -> dict[str, Any]:
     }
     command = commands.get(tuple(words))
     if command is None:
-        raise ToolError("bad_argument", f"unknown /memory command {echo(' '.join(words))}; {_USAGE}")
+        raise ToolError("bad_argument", f"unknown /memory command {echo(' '.join(words))}", _USAGE)
     return command()
 
 

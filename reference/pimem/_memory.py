@@ -19,9 +19,9 @@ from ._forget import ForgetList
 from ._index import Index
 from ._journals import DEFAULT_MAX_LINE_BYTES, Catalog, Discovery, Journal, read_header
 from ._memo import Memo, SizedCache
-from ._query import View, scope_of
+from ._query import Indexing, View, scope_of
 from ._redact import Policy
-from ._scope import scoped_journals
+from ._scope import ScopeName, scoped_journals
 
 __all__ = ["Config", "Memory", "indexed"]
 
@@ -124,7 +124,7 @@ class Memory:
             return None
         return Journal.from_header(path, header[0], info)
 
-    def before_answer(self, scope: str, session_id: str | None) -> View:
+    def before_answer(self, scope: ScopeName, session_id: str | None) -> View:
         """Index the current journal, then what the call sees: the in-scope journals as they are now
         and the indexing counts. Raises IndexUnavailable while the index takes no writes. When
         neither discovery nor the index changed since the previous call, its view is reused."""
@@ -147,7 +147,7 @@ class Memory:
 
         return self._view.get(key(), lambda: self._look(scope, session_id), rekey=key)
 
-    def _look(self, scope: str, session_id: str | None) -> View:
+    def _look(self, scope: ScopeName, session_id: str | None) -> View:
         journals = self.journals(self.discover(), scope, session_id)
         self.catch_up(journals)
         paths = [journal.path for journal in journals]
@@ -195,7 +195,7 @@ class Memory:
         if len(grown) < len(stale) or work > _CATCH_UP_BYTES:
             self.wake()
 
-    def journals(self, found: Discovery, scope: str, session_id: str | None = None) -> list[Journal]:
+    def journals(self, found: Discovery, scope: ScopeName, session_id: str | None = None) -> list[Journal]:
         """The journals of `found` in scope, narrowed to a session id. The scope is remembered until
         discovery changes (a journal appears, goes, or changes its header)."""
         config = self.config
@@ -220,7 +220,7 @@ class Memory:
             if path not in present and not os.path.isfile(path):
                 index.forget_path(path)
 
-    def indexing(self, journals: list[Journal]) -> dict[str, Any]:
+    def indexing(self, journals: list[Journal]) -> Indexing:
         known = self.index.known()
         done = sum(indexed(journal, known) for journal in journals)
         return {"complete": done == len(journals), "indexedJournals": done, "totalJournals": len(journals)}

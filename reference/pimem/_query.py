@@ -13,11 +13,11 @@ import hashlib
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from ._echo import echo
 from ._errors import ToolError
-from ._extract import Extracted, extract
+from ._extract import Extracted, Kind, extract
 from ._index import Index
 from ._journals import Journal, parse_line, read_line_at
 from ._memo import SizedCache
@@ -32,6 +32,9 @@ __all__ = [
     "PAGE_CHARS",
     "SUMMARY_KINDS",
     "TERM_CAP",
+    "Indexing",
+    "Match",
+    "ReadStatus",
     "View",
     "around",
     "query_terms",
@@ -76,6 +79,18 @@ def _source(row: EntryRow) -> str:
     return f"{_path_tag(row.path)}:{row.entry_id}"
 
 
+Match = Literal["list", "none", "all", "any"]  # how a search matched (`match` in its details)
+ReadStatus = Literal["ok", "ambiguous", "not_found", "unavailable"]
+
+
+class Indexing(TypedDict):
+    """How far the journals in view are indexed (`indexing` in an answer's details)."""
+
+    complete: bool
+    indexedJournals: int
+    totalJournals: int
+
+
 @dataclass(frozen=True)
 class View:
     """What one call sees: the journals in its scope as they are now, their file ids in the index,
@@ -85,7 +100,7 @@ class View:
     journals: list[Journal]
     paths: list[str]
     scope: Scope  # the file ids in scope (see scope_of)
-    indexing: dict[str, Any]
+    indexing: Indexing
     current: str | None  # the current session's journal
     stale: Callable[[str], None]  # reindex a journal whose pointer no longer lands on its entry
     redacted: SizedCache[tuple[Policy, str]]  # the instance's redacted texts, for paging
@@ -486,7 +501,7 @@ def _ranked_holders(view: View, terms: list[Term], filters: Filters, cap: int) -
 
 def _search_once(
     view: View, query: str | None, filters: Filters, limit: int
-) -> tuple[str, list[EntryRow], bool]:
+) -> tuple[Match, list[EntryRow], bool]:
     """(match, the first `limit` rows, whether there are more)."""
     if query is None:
         rows = _latest(view, filters, limit + 1)
@@ -495,7 +510,7 @@ def _search_once(
     if not terms:
         return "none", [], False
     hits, more = _all_terms(view, terms, query_sequence(query), filters)
-    match = "all"
+    match: Match = "all"
     if not hits and len(terms) > 1:
         (hits, more), match = _any_term(view, terms, filters, limit), "any"
     if not hits:
@@ -507,7 +522,7 @@ def search(
     view: View,
     query: str | None,
     *,
-    kind: tuple[str, ...] | None,
+    kind: tuple[Kind, ...] | None,
     since: int | None,
     until: int | None,
     limit: int,
@@ -525,7 +540,7 @@ def search(
         _marked(_result(row, entry, excerpt), row, edits)
         for (row, entry), excerpt in zip(loaded, excerpts, strict=True)
     ]
-    hints = {
+    hints: dict[Match, str] = {
         "any": "No entry has every term; these have at least one. Try fewer or different words.",
         "none": "Nothing matched. Try other words, a wider date range, or no kind filter.",
     }
@@ -553,7 +568,7 @@ def _lookup(view: View, entry_id: str | None, source: str | None) -> list[EntryR
     return _newest_first({row.path: row for row in rows}.values())
 
 
-def _resolve(view: View, entry_id: str | None, source: str | None) -> tuple[str, Any]:
+def _resolve(view: View, entry_id: str | None, source: str | None) -> tuple[ReadStatus, Any]:
     """("ok", row) | ("ambiguous", candidates) | ("not_found", None)."""
     rows = _lookup(view, entry_id, source)
     current = [row for row in rows if row.path == view.current]
@@ -590,7 +605,7 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
     if offset > len(text):
         raise ToolError(
             "bad_offset",
-            f"offset {echo(offset)} is past the end of entry {row.entry_id} ({len(text)} characters); "
+            f"offset {echo(offset)} is past the end of entry {row.entry_id} ({len(text)} characters)",
             f"use an offset from 0 to {len(text)}, e.g. nextOffset from the previous page",
         )
     end = offset + PAGE_CHARS

@@ -6,8 +6,10 @@ where one occurs. All keywords are found in one pass per text: one RE2 automaton
 every keyword, case-insensitive or as written, run over an ASCII image of the text (each other
 character becomes `?`, so positions stay those of the text and keywords, all ASCII, match the
 same); after each match the search goes on from the next character, so overlapping keywords are
-all found. Without RE2 (a platform with no wheel), each keyword is found with
-`str.find` instead: slower, the same positions, so the same output. The rules themselves run in
+all found. Without RE2 (a platform with no wheel), two Python patterns do the same: the keywords
+as a trie of alternatives (so `re` branches on each next character instead of trying every
+keyword), one for the case-insensitive keywords over the lower-cased image and one for the others;
+slower, the same positions, so the same output. The rules themselves run in
 Python's `re`, which has the lookarounds RE2 lacks. Text longer than one slice is scanned in
 line-aligned windows that overlap, so a secret straddling a window boundary is still found whole.
 """
@@ -64,6 +66,25 @@ def _ascii_image(text: str) -> bytes:
     return text.encode("ascii", "replace")
 
 
+def _trie_pattern(words: list[str]) -> re.Pattern[str]:
+    """One pattern matching any of `words`, longest first, as nested alternatives of a trie."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a word ends here
+
+    def pattern(node: dict[str, Any]) -> str:
+        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+        return f"(?:{body})?" if "" in node else body
+
+    return re.compile(pattern(trie))
+
+
 def _matches(keyword: Keyword, text: str, position: int) -> bool:
     word, case_sensitive = keyword
     found = text[position : position + len(word)]
@@ -80,6 +101,10 @@ class _Keywords:
                 for word in rule.keywords:
                     keyword = (word, rule.case_sensitive)
                     self.rules[keyword] = (*self.rules.get(keyword, ()), priority)
+        self.fallback = (
+            _trie_pattern([word for word, case_sensitive in self.rules if not case_sensitive]),
+            _trie_pattern([word for word, case_sensitive in self.rules if case_sensitive]),
+        )
         self.automaton: Any = None
         if re2 is not None:
             # Longest first: at a position, the automaton matches the longest keyword there.
@@ -112,13 +137,12 @@ class _Keywords:
         hits: set[tuple[int, int]] = set()
         if self.automaton is None:
             plain = image.decode("ascii")
-            lower = plain.lower()
-            for keyword, priorities in self.rules.items():
-                haystack = plain if keyword[1] else lower
-                position = haystack.find(keyword[0])
-                while position >= 0:
-                    hits.update((position, priority) for priority in priorities)
-                    position = haystack.find(keyword[0], position + 1)
+            for keywords, haystack in zip(self.fallback, (plain.lower(), plain), strict=True):
+                search, position = keywords.search, 0
+                while (found := search(haystack, position)) is not None:
+                    start = found.start()
+                    hits.update((start, priority) for priority in self.starting(image[start : found.end()]))
+                    position = start + 1
             return hits
         # The automaton's own matcher, without the wrapper's per-match objects. The search goes on
         # right after each match's start, so keywords inside a match are found too.

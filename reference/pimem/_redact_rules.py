@@ -101,7 +101,7 @@ def _looks_random(value: str) -> bool:
 # ---- builders ------------------------------------------------------------------------------------
 
 # After a value: a quote, space, separator or the end, or a JSON escape.
-_END = r"(?=[\x60'\"\s;,<>)}\]&|]|\\[nrtu\"\\/]|$)"
+_END = r"(?=[\x60'\"\s;,<>)}\]&|]|\\[nrtu\"\\/]|[^\x00-\x7f]|$)"
 
 
 def _token(
@@ -248,7 +248,7 @@ _VENDOR_TOKENS = (
     ),
     _token(
         "azure-ad-client-secret",
-        r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+        r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~\-])(?!\.[A-Za-z0-9_~\-])",
         ("Q~",),
         lead=4,
         case_sensitive=True,
@@ -316,7 +316,9 @@ _VENDOR_TOKENS = (
     _tokens("gitlab-kubernetes-agent-token", ("glagent-",), r"[0-9A-Za-z_\-]{50,}"),
     _tokens("gitlab-oauth-app-secret", ("gloas-",), r"[0-9A-Za-z_\-]{64,}"),
     _tokens(
-        "gitlab-pat-routable", ("glpat-",), r"[0-9A-Za-z_\-]{27,300}\.[0-9a-z]{2}\.?[0-9a-z]{7}(?![0-9a-z])"
+        "gitlab-pat-routable",
+        ("glpat-",),
+        r"[0-9A-Za-z_\-]{27,300}\.[0-9a-z]{2}(?:\.[0-9a-z]{9}|\.?[0-9a-z]{7})(?![0-9a-z])",
     ),
     _tokens("gitlab-pat", ("glpat-",), r"[\w\-]{20,}"),
     _tokens("gitlab-ptt", ("glptt-",), r"[0-9a-f]{40}"),
@@ -324,7 +326,7 @@ _VENDOR_TOKENS = (
     _tokens(
         "gitlab-runner-authentication-token-routable",
         ("glrt-",),
-        r"t\d_[0-9A-Za-z_\-]{27,300}\.[0-9a-z]{2}\.?[0-9a-z]{7}(?![0-9A-Za-z])",
+        r"t\d_[0-9A-Za-z_\-]{27,300}\.[0-9a-z]{2}(?:\.[0-9a-z]{9}|\.?[0-9a-z]{7})(?![0-9A-Za-z])",
     ),
     _tokens("gitlab-runner-authentication-token", ("glrt-",), r"[0-9A-Za-z_\-]{20,}"),
     _tokens("gitlab-scim-token", ("glsoat-",), r"[0-9A-Za-z_\-]{20,}"),
@@ -471,6 +473,36 @@ _VENDOR_TOKENS = (
     _token("vault-batch-token", r"hvb\.[\w\-]{138,300}", ("hvb.",)),
     _token("vault-service-token", r"hvs\.[\w\-]{90,120}", ("hvs.",)),
     _token("yandex-api-key", r"AQVN[A-Za-z0-9_\-]{35,38}(?![A-Za-z0-9_\-])", ("AQVN",), case_sensitive=True),
+    # Formats their providers document that neither gitleaks' default rules nor detect-secrets name.
+    _token(
+        "braintree-access-token",
+        r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}",
+        ("access_token$",),
+    ),
+    _token("buildkite-api-token", r"bkua_[a-f0-9]{40}(?![A-Za-z0-9])", ("bkua_",)),
+    _token(
+        "discord-webhook-url",
+        r"discord(?:app)?\.com/api/webhooks/(\d{15,21}/[A-Za-z0-9_\-]{60,})",
+        ("discord.com/api/webhooks/", "discordapp.com/api/webhooks/"),
+        group=1,
+        starts=False,
+    ),
+    _token("docker-hub-pat", r"dckr_(?:pat|oat)_[A-Za-z0-9_\-]{27,}", ("dckr_pat_", "dckr_oat_")),
+    _token("figma-pat", r"fig[dou]_[A-Za-z0-9_\-]{40,}", ("figd_", "figo_", "figu_")),
+    _token("google-oauth-access-token", r"ya29\.[A-Za-z0-9_\-]{30,}", ("ya29.",), case_sensitive=True),
+    _token(
+        "google-oauth-client-secret",
+        r"GOCSPX-[A-Za-z0-9_\-]{28}(?![A-Za-z0-9_\-])",
+        ("GOCSPX-",),
+        case_sensitive=True,
+    ),
+    _token("groq-api-key", r"gsk_[A-Za-z0-9]{48,56}(?![A-Za-z0-9])", ("gsk_",)),
+    _token("netlify-pat", r"nf[pcou]_[A-Za-z0-9]{36,}", ("nfp_", "nfc_", "nfo_", "nfu_")),
+    _token("replicate-api-token", r"r8_[A-Za-z0-9]{37}(?![A-Za-z0-9])", ("r8_",)),
+    _token("stripe-webhook-secret", r"whsec_[A-Za-z0-9+/=]{32,}", ("whsec_",)),
+    _token("supabase-access-token", r"sbp_(?:oauth_)?[a-f0-9]{40}(?![A-Za-z0-9])", ("sbp_",)),
+    _token("supabase-secret-key", r"sb_secret_[A-Za-z0-9_\-]{31,}", ("sb_secret_",)),
+    _token("xai-api-key", r"xai-[A-Za-z0-9]{80}(?![A-Za-z0-9])", ("xai-",)),
 )
 
 # ---- vendor formats that only a key name makes recognisable --------------------------------------
@@ -800,11 +832,24 @@ def secret_value(value: str) -> bool:
 _ESCAPED_VALUE = r'\\+"((?:[^"\\\n]|\\(?!\\*[nrt"]))*)\\+"'
 _BARE_VALUE = r"((?:[^\s\"',;(){}\[\]\\<>]|\\(?!\\*[nrt\"]))+)"
 _VALUE = rf"(?:{_ESCAPED_VALUE}|\"([^\"\n]*)\"|'([^'\n]*)'|{_BARE_VALUE})"
-_OPERATOR = rf"{_QUOTE}?\s*(?:=>|:=|[:=>]|{_QUOTE}?\s+value\s*=)\s*"
+# `=`, `:`, `=>` ..., or only spaces before a quoted value (SQL's `PASSWORD 'v'`)
+_OPERATOR = rf"{_QUOTE}?\s*(?:=>|:=|[:=>]|{_QUOTE}?\s+value\s*=|(?<=[ \t])(?=\\*[\"']))\s*"
 _ASSIGNMENT = re.compile(
     r"(?i)(?:pass(?:w(?:or)?d|phrase)?(?![a-z])|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
-    rf"|auth(?!or)|credential)[A-Za-z0-9_.\-]*{_OPERATOR}{_VALUE}"
+    rf"|auth(?!or)|credential)(?P<tail>[A-Za-z0-9_.\-]*){_OPERATOR}{_VALUE}"
 )
+# A word after the credential word that makes the name one of a setting about credentials, whose
+# value is no secret: `secretName: db-credentials`, `token_url`, `API_KEY_HEADER`, `PASSWORD_HASHER`.
+_QUALIFIED = re.compile(
+    r"(?i).*(?:name|names|ref|id|ids|url|uri|endpoint|path|file|dir|header|method|type|hasher|algorithm"
+    r"|length|ttl|expiry|expires|timeout|policy|field|prefix|env|var|mode|format|scope|provider|label)"
+)
+
+
+def _qualified(tail: str) -> bool:
+    return bool(tail) and _QUALIFIED.fullmatch(tail) is not None
+
+
 _GENERIC = re.compile(
     rf"(?i)(?:key|api|access|creds)[A-Za-z0-9_.\-]*{_OPERATOR}"
     rf"(?:\\*[\"'\x60])?([A-Za-z0-9_.=+/\-]{{10,150}}){_END}"
@@ -825,12 +870,69 @@ def _assignment(text: str, position: int) -> Iterable[Span]:
     if text.startswith("pass", position) and position and text[position - 1].isalpha():
         return _NONE  # "bypass", "compass" (but "dbPassword" is a key name)
     match = _ASSIGNMENT.match(text, position)
-    if match is None:
+    if match is None or _qualified(match.group("tail")):
         return _NONE
     group = match.lastindex or 0
-    if group == 4 and text.startswith("(", match.end()):
+    if group == 5 and text.startswith("(", match.end()):
         return _NONE  # a bare value that is called is a function: `token = generate_token(user)`
     return (match.span(group),) if secret_value(match.group(group)) else _NONE
+
+
+# A credential name and a generated-looking value in the other ways text puts them side by side: a
+# Markdown table (`| TOKEN | v |`), CSV, a call's arguments (`("TOKEN", "v")`), a Dockerfile's
+# `ENV TOKEN v`, `TOKEN ??= v`, prose (`TOKEN to v`), or a name only a value of this shape makes
+# recognisable (`AZURE_DEVOPS_EXT_PAT=v`).
+_KEYED_NAME = (
+    r"(?i)(?:key|token|secret|pass(?:w(?:or)?d)?|pwd|pat|credentials?|auth)(?P<tail>[A-Za-z0-9_.\-]{0,30})"
+)
+_KEYED_VALUE = rf"(?:\\*[\"'\x60])?([A-Za-z0-9+/=_~\-][A-Za-z0-9+/=_.~\-]{{15,999}}){_END}"
+_KEYED = re.compile(
+    rf"{_KEYED_NAME}(?:\\*[\"'\x60])?"
+    r"(?:[ \t]*[|,=:][ \t]*|[ \t]*(?:\?\?|\|\|)=[ \t]*|[ \t]+value[ \t]*=[ \t]*)"
+    rf"{_KEYED_VALUE}"
+)
+# only an environment-style name stands apart from its value (`ENV TOKEN v`, `TOKEN to v`)
+_KEYED_SPACED = re.compile(rf"{_KEYED_NAME}(?:[ \t]+to)?[ \t]+{_KEYED_VALUE}")
+
+
+def _generated(value: str) -> bool:
+    """A value that looks generated: long, letters and digits mixed, not words."""
+    bare = value.rstrip(".")
+    classes = sum(
+        (any(c.islower() for c in bare), any(c.isupper() for c in bare), any(c.isdigit() for c in bare))
+    )
+    return (
+        len(bare) >= 16
+        and classes >= 2
+        and not _word_like(bare)
+        and entropy(bare) >= 3.0
+        and secret_value(bare)
+    )
+
+
+def _name_starts(text: str, position: int) -> bool:
+    """Whether a credential word starts a part of a name here: after a non-letter, or as the
+    capitalised part of a camelCase name (`AccountKey`, but not `monkey`)."""
+    before = text[position - 1] if position else " "
+    return not before.isalpha() or (text[position].isupper() and before.islower())
+
+
+def _keyed_value(text: str, position: int) -> Iterable[Span]:
+    if not _name_starts(text, position):
+        return _NONE  # checked first: most hits are inside words (`monkey`, `compass`)
+    match = _KEYED.match(text, position)
+    if match is None and text[position].isupper():
+        match = _KEYED_SPACED.match(text, position)
+        if match is not None and not text[position : match.end("tail")].isupper():
+            match = None
+    if match is None or _qualified(match.group("tail")) or not _generated(match.group(2)):
+        return _NONE
+    start = match.start(2)
+    return ((start, start + len(match.group(2).rstrip("."))),)
+
+
+_NETRC = re.compile(r"machine[ \t]+\S+(?:[ \t]+login[ \t]+\S+)?[ \t]+password[ \t]+([^\s\\]+)")
+_IDENTIFIED_BY = re.compile(r"(?i)identified[ \t]+by[ \t]+\\*[\"'\x60]([^\"'\x60\\\n]+)")
 
 
 _CURL_USER = re.compile(rf"(?i)curl\b[^\n]*?\s(?:-u\s*|--user(?:\s+|=)){_QUOTE}?[^\s\"':\\]*:([^\s\"'\\]+)")
@@ -1006,6 +1108,13 @@ _GENERIC_RULES = (
         ("key", "api", "access", "creds"),
         _pattern(_GENERIC.pattern, accept=_generic_value),
     ),
+    Rule(
+        "keyed-value",
+        ("key", "token", "secret", "pass", "pwd", "pat", "credential", "auth"),
+        _keyed_value,
+    ),
+    Rule("netrc-password", ("machine",), _pattern(_NETRC.pattern, accept=secret_value)),
+    Rule("sql-password", ("identified",), _pattern(_IDENTIFIED_BY.pattern, accept=secret_value)),
 )
 
 RULES: tuple[Rule, ...] = (*_VENDOR_TOKENS, *_VENDOR_NAMED, *_FAMILIES, *_GENERIC_RULES)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterable
+from typing import Literal, get_args
 
 from ._journals import Journal
 
-__all__ = ["SCOPES", "in_project", "project_root", "scoped_journals"]
+__all__ = ["SCOPES", "ScopeName", "in_project", "project_root", "scoped_journals"]
 
-SCOPES = ("project", "session", "global")
+ScopeName = Literal["project", "session", "global"]
+SCOPES: tuple[ScopeName, ...] = get_args(ScopeName)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -50,7 +52,7 @@ def in_project(cwd: str, root: str) -> bool:
 
 
 def scoped_journals(
-    journals: list[Journal], scope: str, *, cwd: str, home: str, session_file: str | None
+    journals: list[Journal], scope: ScopeName, *, cwd: str, home: str, session_file: str | None
 ) -> list[Journal]:
     """The discovered journals a call in `scope` may see (global is gated by the caller)."""
     if scope == "global":

@@ -9,12 +9,12 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ._echo import echo, quoted
-from ._errors import IndexUnavailable, ToolError, protocol_answer
-from ._extract import KINDS
+from ._errors import AGENT_WORDING, IndexUnavailable, ToolError, Wording, protocol_answer
+from ._extract import KINDS, Kind
 from ._memory import Memory
 from ._query import around, read, search, summaries
 from ._redact import redact_tree, redaction_policy
-from ._scope import SCOPES
+from ._scope import SCOPES, ScopeName
 from ._time import epoch_ms
 
 __all__ = [
@@ -41,6 +41,29 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _EXAMPLE = '{"action": "search", "query": "retry backoff"}'
 _DATE_HELP = "a local day like 2026-11-29 or a timestamp with a zone like 2026-11-29T14:00:00Z"
 
+
+@dataclass(frozen=True)
+class _Bounds:
+    """An integer parameter's range and its default: the schema, validation and `Args` read them."""
+
+    low: int
+    high: int | None  # None: no maximum
+    default: int
+    advertised: bool = True  # whether the schema shows the default
+
+    def schema(self, **extra: str) -> dict[str, Any]:
+        maximum = {} if self.high is None else {"maximum": self.high}
+        default = {"default": self.default} if self.advertised else {}
+        return {"type": "integer", "minimum": self.low, **maximum, **default, **extra}
+
+
+_INTEGERS = {
+    "offset": _Bounds(0, None, 0, advertised=False),
+    "limit": _Bounds(1, 50, 10),
+    "before": _Bounds(0, 20, 3),
+    "after": _Bounds(0, 20, 3),
+}
+
 PARAMETERS: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -61,7 +84,7 @@ PARAMETERS: dict[str, Any] = {
             "minLength": 1,
             "description": "Opaque handle from a result, to pick one of several.",
         },
-        "offset": {"type": "integer", "minimum": 0, "description": "read: page start in characters."},
+        "offset": _INTEGERS["offset"].schema(description="read: page start in characters."),
         "scope": {"type": "string", "enum": list(SCOPES), "default": "project"},
         "sessionId": {"type": "string", "minLength": 1, "description": "Only this session."},
         "kind": {
@@ -81,12 +104,11 @@ PARAMETERS: dict[str, Any] = {
             "minLength": 1,
             "description": "YYYY-MM-DD or ISO-8601 timestamp with zone.",
         },
-        "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-        "before": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
-        "after": {"type": "integer", "minimum": 0, "maximum": 20, "default": 3},
+        "limit": _INTEGERS["limit"].schema(),
+        "before": _INTEGERS["before"].schema(),
+        "after": _INTEGERS["after"].schema(),
     },
 }
-_INTEGERS = {"offset": (0, None, None), "limit": (1, 50, 10), "before": (0, 20, 3), "after": (0, 20, 3)}
 
 
 @dataclass(frozen=True)
@@ -95,23 +117,24 @@ class Args:
     query: str | None = None
     entry_id: str | None = None
     source: str | None = None
-    offset: int = 0
-    scope: str = "project"
+    offset: int = _INTEGERS["offset"].default
+    scope: ScopeName = "project"
     session_id: str | None = None
-    kind: tuple[str, ...] | None = None  # any of these
+    kind: tuple[Kind, ...] | None = None  # any of these
     since: int | None = None
     until: int | None = None
-    limit: int = 10
-    before: int = 3
-    after: int = 3
+    limit: int = _INTEGERS["limit"].default
+    before: int = _INTEGERS["before"].default
+    after: int = _INTEGERS["after"].default
 
 
 def _bad(message: str, example: str = _EXAMPLE) -> ToolError:
-    return ToolError("bad_argument", f"{message}; for example {example}")
+    return ToolError("bad_argument", message, f"for example {example}")
 
 
 def _integer(name: str, value: Any) -> int:
-    low, high, default = _INTEGERS[name]
+    bounds = _INTEGERS[name]
+    low, high = bounds.low, bounds.high
     number = value if isinstance(value, int) and not isinstance(value, bool) else None
     if isinstance(value, float) and value.is_integer():
         number = int(value)
@@ -119,7 +142,7 @@ def _integer(name: str, value: Any) -> int:
         span = f"from {low} to {high}" if high is not None else f"of at least {low}"
         raise _bad(
             f'"{name}" must be an integer {span}, got {echo(value)}',
-            f'{{"action": "search", "query": "retry", "{name}": {low if default is None else default}}}',
+            f'{{"action": "search", "query": "retry", "{name}": {bounds.default}}}',
         )
     return number
 
@@ -143,7 +166,7 @@ def parse_bound(name: str, value: str, tz: str, end: bool) -> int:
     return ms
 
 
-def _kinds(value: Any) -> tuple[str, ...] | None:
+def _kinds(value: Any) -> tuple[Kind, ...] | None:
     """`kind`: one kind, or a non-empty list of kinds meaning any of them."""
     if value is None:
         return None
@@ -182,7 +205,10 @@ def validate(arguments: Any, tz: str) -> Args:
         values[name] = value
     if values["scope"] is not None and values["scope"] not in SCOPES:
         raise _bad(f'"scope" must be one of {", ".join(SCOPES)}, got {echo(values["scope"])}')
-    ints = {name: _integer(name, arguments[name]) for name in _INTEGERS if arguments.get(name) is not None}
+    ints = {
+        name: bounds.default if arguments.get(name) is None else _integer(name, arguments[name])
+        for name, bounds in _INTEGERS.items()
+    }
     if action in ("read", "around") and not values["entryId"] and not values["source"]:
         raise _bad(
             f'{action} needs "entryId" (or "source" from a result)',
@@ -193,15 +219,15 @@ def validate(arguments: Any, tz: str) -> Args:
         query=values["query"],
         entry_id=values["entryId"],
         source=values["source"],
-        offset=ints.get("offset", 0),
+        offset=ints["offset"],
         scope=values["scope"] or "project",
         session_id=values["sessionId"],
         kind=_kinds(arguments.get("kind")),
         since=parse_bound("since", values["since"], tz, end=False) if values["since"] is not None else None,
         until=parse_bound("until", values["until"], tz, end=True) if values["until"] is not None else None,
-        limit=ints.get("limit", 10),
-        before=ints.get("before", 3),
-        after=ints.get("after", 3),
+        limit=ints["limit"],
+        before=ints["before"],
+        after=ints["after"],
     )
 
 
@@ -227,14 +253,15 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
     return {"action": args.action, "scope": args.scope, **details, "indexing": view.indexing}
 
 
-def run_tool(memory: Memory, arguments: Any) -> dict[str, Any]:
-    """What the tool returns to Pi: {content, details}, or {error: {code, message}}."""
+def run_tool(memory: Memory, arguments: Any, wording: Wording = AGENT_WORDING) -> dict[str, Any]:
+    """What the tool returns to Pi: {content, details}, or {error: {code, message}} (its advice
+    worded for the agent unless another surface, the command line, passes its own)."""
     with redaction_policy(memory.config.redaction):  # the user's own patterns on every output
         try:
             args = validate(arguments, memory.config.tz)
             details = redact_tree(_answer(memory, args))
         except (ToolError, IndexUnavailable) as error:
-            return protocol_answer(error)
+            return protocol_answer(error, wording)
     return {"content": [{"type": "text", "text": render(details)}], "details": details}
 
 

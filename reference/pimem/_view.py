@@ -193,29 +193,20 @@ class Viewer:
         return body
 
     def _read(self, params: dict[str, str]) -> dict[str, Any]:
-        return self._tool(
-            params,
-            {
-                "action": "read",
-                "entryId": params.get("entry"),
-                "source": params.get("source"),
-                "scope": params.get("scope"),
-                "offset": _integer(params, "offset"),
-            },
-        )
+        return self._of_entry(params, "read", ("offset",))
 
     def _around(self, params: dict[str, str]) -> dict[str, Any]:
-        return self._tool(
-            params,
-            {
-                "action": "around",
-                "entryId": params.get("entry"),
-                "source": params.get("source"),
-                "scope": params.get("scope"),
-                "before": _integer(params, "before"),
-                "after": _integer(params, "after"),
-            },
-        )
+        return self._of_entry(params, "around", ("before", "after"))
+
+    def _of_entry(self, params: dict[str, str], action: str, numbers: tuple[str, ...]) -> dict[str, Any]:
+        """An action on one entry (by id or source handle), with its integer parameters."""
+        arguments = {
+            "action": action,
+            "entryId": params.get("entry"),
+            "source": params.get("source"),
+            "scope": params.get("scope"),
+        }
+        return self._tool(params, {**arguments, **{name: _integer(params, name) for name in numbers}})
 
     def _sessions(self, params: dict[str, str]) -> dict[str, Any]:
         """Sessions per project, newest first, each with its summaries; forgotten sessions are gone."""

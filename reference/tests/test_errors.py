@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pimem._cli import CLI_WORDING
+from pimem._errors import IndexUnavailable, ToolError, protocol_answer
 from pimem._store import Store
 
 TREE = (
@@ -53,3 +55,20 @@ def test_an_undamaged_index_takes_the_same_growth(fixture_session: Any) -> None:
     assert (
         session.tool(action="search", query="growthword7")["details"]["results"][0]["entryId"] == "feedf00d"
     )
+
+
+def test_a_surface_words_the_advice_and_the_same_function_translates_it() -> None:
+    bad = ToolError(
+        "bad_argument", '"limit" must be an integer from 1 to 50, got 0', 'for example {"limit": 10}'
+    )
+    offset = ToolError("bad_offset", "offset 9 is past the end of entry e1 (3 characters)", "use 0 to 3")
+    assert protocol_answer(bad)["error"] == {"code": "bad_argument", "message": bad.message}
+    assert bad.message.endswith('; for example {"limit": 10}')
+    assert protocol_answer(bad, CLI_WORDING)["error"]["message"] == bad.problem  # no JSON example
+    assert protocol_answer(offset, CLI_WORDING)["error"]["message"] == (
+        "offset 9 is past the end of entry e1 (3 characters) (example: pimem read ID --offset 0)"
+    )
+    full = IndexUnavailable(FULL, "SQLITE_FULL")
+    assert protocol_answer(full)["error"]["message"] == f"{FULL}; {REMEDY}"
+    assert protocol_answer(full, CLI_WORDING)["error"]["message"] == f"{FULL}; {CLI_WORDING.remedy}"
+    assert "pimem rebuild" in CLI_WORDING.remedy

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from node_kit import required_tool
 
 REPO = Path(__file__).resolve().parents[2]
 SCOPES = ("@mariozechner", "@earendil-works")
@@ -27,12 +27,7 @@ def _package(path: Path) -> dict[str, Any]:
 
 
 def _npm() -> str:
-    npm = shutil.which("npm")
-    if npm is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("npm is missing (CI=true: the package test must run)")
-        pytest.skip("npm is not installed")
-    return npm
+    return required_tool("npm", "the package test packs the Pi package with npm")
 
 
 def test_the_root_package_points_pi_at_the_extension() -> None:

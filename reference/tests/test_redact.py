@@ -174,8 +174,11 @@ def test_a_prefix_inside_a_word_is_still_no_token_start(text: str) -> None:
 
 
 def _corpus_texts() -> list[str]:
-    corpus = secrets_corpus.load()
-    texts = [item.context for item in (*corpus.secrets, *corpus.lookalikes, *corpus.placeholders)]
+    texts = [
+        item.context
+        for corpus in (secrets_corpus.load(), secrets_corpus.load(secrets_corpus.HELDOUT_PATH))
+        for item in (*corpus.secrets, *corpus.lookalikes, *corpus.placeholders)
+    ]
     # and as a tool call's arguments show them: JSON-escaped once more
     return texts + [json.dumps({"content": text}, ensure_ascii=False) for text in texts]
 

@@ -65,7 +65,12 @@ def test_only_the_store_and_the_bench_baselines_import_sqlite() -> None:
 
 
 def test_no_sql_statement_outside_the_store() -> None:
-    exempt = {*SQLITE_OWNERS, _relative(Path(__file__))}  # this file names the statements it looks for
+    exempt = {
+        *SQLITE_OWNERS,
+        _relative(Path(__file__)),  # this file names the statements it looks for
+        # a carrier of the held-out secrets: SQL as text a journal holds, never run
+        "conformance/pimem_conformance/secrets_corpus/_heldout.py",
+    }
     found = {
         _relative(path): strings
         for path in python_files()

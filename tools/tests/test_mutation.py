@@ -13,7 +13,19 @@ import subprocess
 import warnings
 
 import pytest
-from pimem_tools.mutation import CORE_MODULES, OPERATORS, REPO, RESULTS, apply, check, mutants
+from pimem_tools.mutation import (
+    CORE_MODULES,
+    OPERATORS,
+    PLANTED,
+    PLANTED_KILLER,
+    REPO,
+    RESULTS,
+    apply,
+    check,
+    forked_verdicts,
+    mutants,
+    planted_source,
+)
 
 
 def _git(*argv: str) -> str:
@@ -34,9 +46,26 @@ def test_every_operator_has_mutants_and_every_mutant_is_valid_python_that_differ
     assert seen == set(OPERATORS)
 
 
+# The case that kills the planted mutant, and cases of other areas beside it: the full control
+# (every case against the unmutated module) runs at the start of every measuring run.
+CHECKED = (
+    PLANTED_KILLER,
+    "search-limit-default-and-truncated",
+    "read-paging-code-points",
+    "scope-session-current-only",
+)
+
+
 def test_the_planted_mutant_is_killed_and_the_unmutated_reference_survives() -> None:
-    planted, unmutated = check()
-    assert planted["killed"], planted
+    planted, unmutated = check(CHECKED)
+    assert planted["killed"] and planted["by"].startswith(PLANTED_KILLER), planted
+    assert not unmutated["killed"], unmutated
+
+
+def test_the_forked_path_of_a_run_kills_the_planted_mutant_and_spares_the_reference() -> None:
+    original = (REPO / "reference" / "pimem" / f"{PLANTED[0]}.py").read_text()
+    planted, unmutated = forked_verdicts(PLANTED[0], [planted_source(), original], CHECKED)
+    assert planted["killed"] and planted["by"].startswith(PLANTED_KILLER), planted
     assert not unmutated["killed"], unmutated
 
 

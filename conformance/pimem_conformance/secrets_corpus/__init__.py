@@ -4,7 +4,8 @@ The corpus is plain JSON (`corpus.json` beside this module), so an implementatio
 can use it directly; Python callers use `load()`. It is generated deterministically
 (`python -m pimem_conformance.secrets_corpus --write`) and committed, so its bytes never drift;
 `--check` verifies the committed file against the generator, and `--seed holdout --out FILE`
-writes the same kinds with other values (the held-out corpus recall is also reported on).
+writes the same kinds with other values. `heldout.json` (`HELDOUT_PATH`, same shape) holds examples
+written apart from the tuned corpus, from the public format descriptions, in other carriers.
 
 Each secret belongs to a *kind* (a published format, tied to the source rules it follows in
 `rules`), sits in one *carrier* (plain text, a JSON-escaped tool-call string, `.env`, YAML, TOML,
@@ -23,9 +24,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CORPUS_PATH", "LEAK_WINDOW", "Corpus", "Lookalike", "Secret", "load", "windows"]
+__all__ = ["CORPUS_PATH", "HELDOUT_PATH", "LEAK_WINDOW", "Corpus", "Lookalike", "Secret", "load", "windows"]
 
 CORPUS_PATH = Path(__file__).resolve().parent / "corpus.json"
+# Examples written apart from the tuned corpus, in carriers it does not use (see _heldout.py).
+HELDOUT_PATH = Path(__file__).resolve().parent / "heldout.json"
 # The length of a substring that counts as a leak: long enough that chance matches are negligible.
 LEAK_WINDOW = 8
 

@@ -1,5 +1,6 @@
 """`python -m pimem_conformance.secrets_corpus [--write | --check | --out FILE] [--seed S]`:
-regenerate or verify corpus.json, or write the corpus of another seed (`--seed holdout`) elsewhere."""
+regenerate or verify corpus.json and heldout.json, or write the corpus of another seed
+(`--seed holdout`) elsewhere."""
 
 from __future__ import annotations
 
@@ -8,14 +9,23 @@ import json
 import sys
 from pathlib import Path
 
-from pimem_conformance.secrets_corpus import CORPUS_PATH
+from pimem_conformance.secrets_corpus import CORPUS_PATH, HELDOUT_PATH
 from pimem_conformance.secrets_corpus._generate import CORPUS_SEED, HOLDOUT_SEED, generate
+from pimem_conformance.secrets_corpus._heldout import generate_heldout
 
 _SEEDS = {"committed": CORPUS_SEED, "holdout": HOLDOUT_SEED}
 
 
 def render(seed: int = CORPUS_SEED) -> str:
-    return json.dumps(generate(seed), ensure_ascii=False, indent=1) + "\n"
+    return _dump(generate(seed))
+
+
+def render_heldout() -> str:
+    return _dump(generate_heldout())
+
+
+def _dump(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
 def _seed(text: str) -> int:
@@ -32,9 +42,13 @@ def _seed(text: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pimem_conformance.secrets_corpus", description=__doc__)
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help=f"regenerate {CORPUS_PATH.name}")
     mode.add_argument(
-        "--check", action="store_true", help=f"fail if {CORPUS_PATH.name} differs from the generator"
+        "--write", action="store_true", help=f"regenerate {CORPUS_PATH.name} and {HELDOUT_PATH.name}"
+    )
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help=f"fail if {CORPUS_PATH.name} or {HELDOUT_PATH.name} differs from its generator",
     )
     mode.add_argument("--out", type=Path, help="write the corpus of --seed to this file")
     parser.add_argument(
@@ -46,14 +60,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if options.seed != CORPUS_SEED:
         parser.error("--write and --check are for the committed seed; use --out for another")
-    expected = render()
-    if options.write:
-        CORPUS_PATH.write_text(expected, encoding="utf-8")
-        return 0
-    if CORPUS_PATH.read_text(encoding="utf-8") != expected:
-        print(f"{CORPUS_PATH} differs from the generator; run with --write", file=sys.stderr)
-        return 1
-    return 0
+    stale = 0
+    for path, expected in ((CORPUS_PATH, render()), (HELDOUT_PATH, render_heldout())):
+        if options.write:
+            path.write_text(expected, encoding="utf-8")
+        elif not path.exists() or path.read_text(encoding="utf-8") != expected:
+            print(f"{path} differs from the generator; run with --write", file=sys.stderr)
+            stale = 1
+    return stale
 
 
 if __name__ == "__main__":

@@ -284,6 +284,23 @@ def _family_forms(rng: random.Random, kind: Kind, secret: str) -> dict[str, str]
             "json-escaped": _escaped_lines(rng, f"source 'https://{secret}@enterprise.contribsys.com/'"),
             "env": f"SIDEKIQ_SOURCE=https://{secret}@gems.contribsys.com/",
         },
+        "keyed-value": {
+            "plain": f"| variable | value |\n|---|---|\n| SERVICE_TOKEN | {secret} |",
+            "json-escaped": '{"path":"conf.py","content":"os.environ.setdefault(\\"SERVICE_TOKEN\\", \\"'
+            + secret
+            + '\\")"}',
+            "shell": f'printf "%s\\n" "DEPLOY_KEY,{secret}" >> keys.csv',
+        },
+        "netrc-password": {
+            "plain": f"machine {host} login {user} password {secret}",
+            "json-escaped": _escaped_lines(rng, f"machine {host}\n  login {user}\n  password {secret}"),
+            "shell": f'printf "machine {host} login {user} password {secret}\\n" >> ~/.netrc',
+        },
+        "sql-password": {
+            "plain": f"CREATE USER '{user}'@'%' IDENTIFIED BY '{secret}';",
+            "json-escaped": _escaped_lines(rng, f"ALTER USER {user} IDENTIFIED BY '{secret}';"),
+            "shell": f"mysql -u root -e \"CREATE USER '{user}'@'localhost' IDENTIFIED BY '{secret}'\"",
+        },
         "azure-storage-account-key": {
             "connection-string": f"DefaultEndpointsProtocol=https;AccountName=app;AccountKey={secret};"
             "EndpointSuffix=core.windows.net",

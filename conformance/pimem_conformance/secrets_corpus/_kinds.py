@@ -273,6 +273,25 @@ _BARE = (
     ),
     _bare("square-oauth-secret", "sq0csp-{w:43}", sources=(f"{_DS}SquareOAuthDetector",)),
     _bare("slack-token", "xoxo-{d:10}-{n:20}", sources=(f"{_DS}SlackDetector",)),
+    # Formats their providers document that neither gitleaks' default rules nor detect-secrets name.
+    _bare("braintree-access-token", "access_token$production${a:16}${h:32}", sources=("provider:braintree",)),
+    _bare("buildkite-api-token", "bkua_{h:40}", sources=("provider:buildkite",)),
+    _bare(
+        "discord-webhook-url",
+        "https://discord.com/api/webhooks/{d:18}/{w:68}",
+        sources=("provider:discord",),
+    ),
+    _bare("docker-hub-pat", "dckr_pat_{w:27}", sources=("provider:docker-hub",)),
+    _bare("figma-pat", "figd_{w:40}", sources=("provider:figma",)),
+    _bare("google-oauth-access-token", "ya29.a0{w:120}", sources=("provider:google-oauth",)),
+    _bare("google-oauth-client-secret", "GOCSPX-{w:28}", sources=("provider:google-oauth",)),
+    _bare("groq-api-key", "gsk_{n:52}", sources=("provider:groq",)),
+    _bare("netlify-pat", "nfp_{n:40}", sources=("provider:netlify",)),
+    _bare("replicate-api-token", "r8_{n:37}", sources=("provider:replicate",)),
+    _bare("stripe-webhook-secret", "whsec_{n:32}", sources=("provider:stripe",)),
+    _bare("supabase-access-token", "sbp_{h:40}", sources=("provider:supabase",)),
+    _bare("supabase-secret-key", "sb_secret_{w:31}", sources=("provider:supabase",)),
+    _bare("xai-api-key", "xai-{n:80}", sources=("provider:xai",)),
 )
 
 _NAMED = (
@@ -522,6 +541,15 @@ _PASSWORDS = (
         _templates("{p:12,18}"),
         family=True,
     ),
+    Kind("keyed-value", "keyed-value", (f"{_SPEC}keyed-value",), _templates("{n:40}", "{h:32}"), family=True),
+    Kind(
+        "netrc-password",
+        "netrc-password",
+        (f"{_SPEC}netrc-password",),
+        _templates("{n:10}{d:3}"),
+        family=True,
+    ),
+    Kind("sql-password", "sql-password", (f"{_SPEC}sql-password",), _templates("{n:12}{d:2}"), family=True),
 )
 
 _GENERIC_FAMILIES = (

@@ -8,11 +8,12 @@ from collections import Counter, defaultdict
 
 import pytest
 from pimem_conformance import secrets_corpus
-from pimem_conformance.secrets_corpus.__main__ import render
+from pimem_conformance.secrets_corpus.__main__ import render, render_heldout
 
 pytestmark = pytest.mark.reliability
 
 CORPUS = secrets_corpus.load()
+HELDOUT = secrets_corpus.load(secrets_corpus.HELDOUT_PATH)
 
 
 def test_the_committed_corpus_is_exactly_what_the_generator_makes() -> None:
@@ -24,7 +25,8 @@ def test_at_least_230_kinds_each_tied_to_source_rules_with_three_secrets() -> No
     for item in CORPUS.secrets:
         secrets_per_kind[item.kind].add(item.secret.strip())
         assert item.rules and all(
-            rule.split(":")[0] in {"gitleaks", "detect-secrets", "pimem-spec"} for rule in item.rules
+            rule.split(":")[0] in {"gitleaks", "detect-secrets", "pimem-spec", "provider"}
+            for rule in item.rules
         )
     print(f"secrets: {len(CORPUS.secrets)} items, {len(secrets_per_kind)} kinds")
     assert len(secrets_per_kind) >= 230
@@ -77,3 +79,17 @@ def test_a_window_inside_the_public_prefix_is_no_leak() -> None:
     )
     assert "rubygems" not in secret.windows()
     assert "ygems_01" in secret.windows() and "23456789" in secret.windows()
+
+
+def test_the_held_out_set_is_what_its_generator_makes_in_carriers_the_corpus_lacks() -> None:
+    assert secrets_corpus.HELDOUT_PATH.read_text(encoding="utf-8") == render_heldout()
+    carriers = {item.carrier for item in HELDOUT.secrets}
+    assert len(carriers) >= 20 and not carriers & {item.carrier for item in CORPUS.secrets}
+    assert len({item.kind for item in HELDOUT.secrets}) >= 90 and len(HELDOUT.lookalikes) >= 200
+    sources = Counter(item.rule.split(":")[0] for item in HELDOUT.secrets)
+    assert set(sources) == {"gitleaks", "detect-secrets", "provider"}, sources
+    for item in HELDOUT.secrets:
+        assert item.context.count(item.secret) == 1 and item.secret.startswith(item.public_prefix), item.id
+        assert not item.classes, item.id  # any marker is right: naming the rule is tuned, recall is not
+    for lookalike in (*HELDOUT.lookalikes, *HELDOUT.placeholders):
+        assert lookalike.context.count(lookalike.value) == 1, lookalike.id

@@ -4,16 +4,22 @@ Items are planted ten to a journal (one session id per journal), each in one of 
 real session uses (user text, assistant text, a tool call's arguments, a bash execution's output,
 a tool result, a compaction summary, a custom message), beside a unique marker word. A secret is
 *leaked* when any 8-character window of it is in any string of any response (read by id, a search
-hit's excerpt, the summaries of its session), or is searchable: a search narrowed to its session
-with the letter/digit runs of every window (and of the whole secret) finds its entry. Runs that
-the entry's non-secret text or a `[REDACTED:<class>]` marker also holds are left out of that
-query, so only the secret's own characters can produce a hit. The marker word proves the entry is
-indexed at all, so an implementation cannot pass by indexing nothing.
+hit's excerpt, the summaries of its session), or when a search for the windows finds its entry and
+does not find the same entry in a *twin journal* without the secret (issue 13). The twin holds
+every entry again, in the same carriers, with each secret replaced by another secret of its kind
+from the corpus, so a conforming implementation indexes both alike: identifier parts, n-grams and
+the words of the `[REDACTED:<rule>]` marker find both entries, and only the secret's own
+characters can find the first alone. The probe searches the letter/digit runs of every window (and
+of the whole secret) and their identifier parts, many to a query; a query that finds both entries
+is split until each of its terms is decided. The terms a read of the entry shows anyway go into
+queries of their own, since they are the ones expected to find both. The marker word proves the
+entry is indexed at all, so an implementation cannot pass by indexing nothing.
 
 Recall is reported per kind and per text carrier (the corpus' `carrier`: plain, JSON-escaped, .env,
-YAML, a URL ...), and so is whether the marker names the kind's rule. Near-misses must come back
-unchanged; placeholders are reported apart (masking them is allowed). PIMEM_SECRETS_CORPUS names
-another corpus file (the held-out seed's, say) to measure instead of the committed one.
+YAML, a URL ...), and so is whether the marker names the kind's rule (any marker, for a corpus
+whose secrets name no class). Near-misses must come back unchanged; placeholders are reported
+apart (masking them is allowed). PIMEM_SECRETS_CORPUS names another corpus file (the held-out
+one, `secrets_corpus.HELDOUT_PATH`, or another seed's) to measure instead of the committed one.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any
 
 import pytest
 from pimem_conformance import dumps_like_js, secrets_corpus
+from pimem_conformance.journals import tool_call_line
 
 from .reliability_kit import (
     JournalWriter,
@@ -65,13 +72,20 @@ def runs(text: str) -> set[str]:
     return found
 
 
-# The words of a `[REDACTED:<class>]` marker, which may stand where a secret was.
-MARKER_TERMS = {"redacted"} | {
-    word
-    for secret in CORPUS.secrets
-    for marker in (secret.redaction_class, *secret.classes)
-    for word in runs(marker)
-}
+def twin_values(secrets: tuple[secrets_corpus.Secret, ...]) -> list[str]:
+    """For each corpus secret, another secret of its kind (planted in the same carrier when the kind
+    has one there, so it reads the same way): what the twin journal holds in its place."""
+    by_kind: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for item in secrets:
+        for key in ((item.kind, item.carrier), (item.kind, "")):
+            if item.secret not in by_kind[key]:
+                by_kind[key].append(item.secret)
+    twins = []
+    for item in secrets:
+        same_carrier = [value for value in by_kind[item.kind, item.carrier] if value != item.secret]
+        others = same_carrier or [value for value in by_kind[item.kind, ""] if value != item.secret]
+        twins.append(others[0])
+    return twins
 
 
 @dataclass(frozen=True)
@@ -80,10 +94,11 @@ class Planted:
     session_id: str
     marker: str
     text: str  # what was planted: the item's text and the marker line
-    innocent: frozenset[str]  # the terms of the entry's extracted text once its secrets are taken out
     secrets: tuple[str, ...]  # values that must not leak (empty for a look-alike)
     keep: str = ""  # for a look-alike: the value that must come back unchanged
     public: tuple[str, ...] = ()  # each secret's public prefix (`ghp_`), which may show
+    twin_entry_id: str = ""  # the same entry in the twin journal, without the secrets
+    twin_session_id: str = ""
 
     def windows(self) -> set[str]:
         public = self.public or ("",) * len(self.secrets)
@@ -95,33 +110,20 @@ class Planted:
         )
 
     def leak_terms(self) -> list[str]:
+        """What a search for the secret's windows can match: the runs of the secret past its
+        public prefix and of every window, and their identifier parts."""
         terms: set[str] = set()
         public = self.public or ("",) * len(self.secrets)
         for secret, prefix in zip(self.secrets, public, strict=True):
             terms |= runs(secret[len(prefix) :])
         for window in self.windows():
             terms |= runs(window)
-        known = self.innocent | MARKER_TERMS
-        # a run made only of parts the entry's other text has is no evidence either way; the
-        # issue's twin-journal rule decides such runs (not built yet)
-        kept = []
-        for term in sorted(terms - known):
-            parts = runs(term) - {term}
-            if not parts or not parts <= known:
-                kept.append(term)
-        return kept
-
-
-def extracted_text(index: int, text: str) -> str:
-    """The spec's extraction of the entry `carrier_lines` writes for `text`."""
-    carrier = index % CARRIERS
-    if carrier == 2:
-        return "[tool call] write " + dumps_like_js({"path": "notes.md", "content": text})
-    return f"$ printenv\n{text}" if carrier == 3 else text
+        return sorted(terms)
 
 
 def carrier_lines(index: int, entry_id: str, text: str) -> list[dict[str, Any]]:
-    """The entry (and any call it answers) that puts `text` into a journal in carrier `index % CARRIERS`."""
+    """The entry (and any call it answers) that puts `text` into a journal in carrier `index % CARRIERS`;
+    the call's id is the entry's with its first letter moved on by one."""
     stamp = "2026-11-02T10:00:00.000Z"
     carrier = index % CARRIERS
     if carrier == 0:
@@ -129,29 +131,8 @@ def carrier_lines(index: int, entry_id: str, text: str) -> list[dict[str, Any]]:
     if carrier == 1:
         return [entry_line(entry_id, None, text, role="assistant", timestamp=stamp)]
     if carrier == 2:
-        call = {
-            "type": "toolCall",
-            "id": f"call_{entry_id}",
-            "name": "write",
-            "arguments": {"path": "notes.md", "content": text},
-        }
-        return [
-            {
-                "type": "message",
-                "id": entry_id,
-                "parentId": None,
-                "timestamp": stamp,
-                "message": {
-                    "role": "assistant",
-                    "content": [call],
-                    "api": "mock",
-                    "provider": "mock",
-                    "model": "mock",
-                    "stopReason": "toolUse",
-                    "timestamp": 1793613600000,
-                },
-            }
-        ]
+        call = {"id": f"call_{entry_id}", "name": "write", "arguments": {"path": "notes.md", "content": text}}
+        return [tool_call_line(entry_id, None, call, timestamp=stamp)]
     if carrier == 3:
         return [
             {
@@ -196,10 +177,11 @@ def carrier_lines(index: int, entry_id: str, text: str) -> list[dict[str, Any]]:
         ]
     call_id = f"call_{entry_id}"
     call = {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "notes.md"}}
+    call_entry = chr(ord(entry_id[0]) + 1) + entry_id[1:]
     return [
         {
             "type": "message",
-            "id": "b" + entry_id[1:],
+            "id": call_entry,
             "parentId": None,
             "timestamp": stamp,
             "message": {
@@ -215,7 +197,7 @@ def carrier_lines(index: int, entry_id: str, text: str) -> list[dict[str, Any]]:
         {
             "type": "message",
             "id": entry_id,
-            "parentId": "b" + entry_id[1:],
+            "parentId": call_entry,
             "timestamp": stamp,
             "message": {
                 "role": "toolResult",
@@ -236,56 +218,79 @@ class Item:
     keep: str = ""
     big: bool = False  # a plain user message, whatever the carrier rotation says
     public: tuple[str, ...] = ()
+    twins: tuple[str, ...] = ()  # what stands in each secret's place in the twin journal
 
 
 def plant_all(writer: JournalWriter, items: list[Item]) -> list[Planted]:
-    """Write the items, ITEMS_PER_JOURNAL to a journal (and so to a session id), in carrier rotation."""
-    planted, lines = [], []
+    """Write the items, ITEMS_PER_JOURNAL to a journal (and so to a session id), in carrier rotation,
+    and the twin journal of each journal that holds secrets (see twin_secret)."""
+    planted, lines, twins = [], [], []
     for index, item in enumerate(items):
         group = index // ITEMS_PER_JOURNAL
         session_id = f"01935c00-{group:04x}-7000-8000-{group:012x}"
+        twin_session = f"01935c00-{group:04x}-7000-9000-{group:012x}"
         entry_id = f"a{index:07x}"  # 8 hex digits, like Pi's; the carrier's call entry uses "b..."
+        twin_id = f"t{index:07x}" if item.secrets else ""  # its call entry "u..."
         marker = f"plantmark{index:05d}"
         body = f"note {marker}\n{item.text}"  # first: a key block cut off runs to the end
         lines += [entry_line(entry_id, None, body)] if item.big else carrier_lines(index, entry_id, body)
-        without_secrets = body
-        for secret in item.secrets:
-            without_secrets = without_secrets.replace(secret, " ")
-        innocent = frozenset(runs(without_secrets if item.big else extracted_text(index, without_secrets)))
+        if item.secrets:
+            twin = body
+            for secret, stand_in in zip(item.secrets, item.twins, strict=True):
+                twin = twin.replace(secret, stand_in)
+            twins += [entry_line(twin_id, None, twin)] if item.big else carrier_lines(index, twin_id, twin)
         # A look-alike inside a tool call's JSON arguments comes back in its escaped form.
         keep = item.keep if item.big or index % CARRIERS != 2 else dumps_like_js(item.keep)[1:-1]
-        planted.append(Planted(entry_id, session_id, marker, body, innocent, item.secrets, keep, item.public))
+        planted.append(
+            Planted(
+                entry_id, session_id, marker, body, item.secrets, keep, item.public, twin_id, twin_session
+            )
+        )
         if index % ITEMS_PER_JOURNAL == ITEMS_PER_JOURNAL - 1 or index == len(items) - 1:
             writer.write(writer.path_for(CWD, f"items-{group:04d}"), [header_line(session_id, CWD), *lines])
-            lines = []
+            if twins:
+                writer.write(
+                    writer.path_for(CWD, f"twins-{group:04d}"), [header_line(twin_session, CWD), *twins]
+                )
+            lines, twins = [], []
     return planted
 
 
-def straddling_texts() -> list[tuple[str, tuple[str, ...]]]:
-    """Big entries whose secrets sit across the 1 MB slice boundaries of a redactor."""
+def straddling_texts() -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """Big entries whose secrets sit across the 1 MB slice boundaries of a redactor: (text, its
+    secrets, their twins' stand-ins)."""
     rng = random.Random(8)
-    # the secrets as they read in plain text (a key block is escaped or indented elsewhere)
-    by_kind = {item.kind: item for item in CORPUS.secrets if item.carrier == "plain"}
-    by_kind |= {item.kind: item for item in CORPUS.secrets if item.kind not in by_kind}
-    pem, token = by_kind["private-key"].secret, by_kind["github-pat"].secret
-    aws = by_kind["aws-secret"]
+    # two secrets of a kind of the committed corpus (whichever corpus is measured), as they read in
+    # plain text (a key block is escaped or indented elsewhere)
+    committed = sorted(secrets_corpus.load().secrets, key=lambda item: item.carrier != "plain")
+
+    def two(kind: str) -> tuple[str, str]:
+        values = list(dict.fromkeys(item.secret for item in committed if item.kind == kind))
+        return values[0], values[1]
+
+    (pem, pem_twin), (token, token_twin), (aws, aws_twin) = (
+        two("private-key"),
+        two("github-pat"),
+        two("aws-secret"),
+    )
     filler_line = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n"
 
     def filler(chars: int) -> str:
         return (filler_line * (chars // len(filler_line) + 1))[:chars]
 
-    texts: list[tuple[str, tuple[str, ...]]] = []
+    texts: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
     for boundary in (1_000_000, SLICE, 2 * SLICE):
         # A PEM block that begins a few lines before a slice boundary and ends after it.
-        texts.append((filler(boundary - len(pem) // 2) + "\n" + pem + "\n" + filler(4096), (pem,)))
+        text = filler(boundary - len(pem) // 2) + "\n" + pem + "\n" + filler(4096)
+        texts.append((text, (pem,), (pem_twin,)))
         # One huge line: no line boundary near the slice, the token straddles it.
         offset = rng.randint(4, len(token) - 4)
         words = "lorem ipsum dolor sit amet " * (boundary // 27 + 1)
         line = words[: boundary - offset - 1] + " " + token + " " + words[:4096]
-        texts.append((line, (token,)))
+        texts.append((line, (token,), (token_twin,)))
     # Context in one slice, value in the next: the key name ends exactly at the boundary.
     prefix = "aws_secret_access_key = "
-    texts.append((filler(SLICE - len(prefix)) + prefix + aws.secret + "\n" + filler(2048), (aws.secret,)))
+    texts.append((filler(SLICE - len(prefix)) + prefix + aws + "\n" + filler(2048), (aws,), (aws_twin,)))
     return texts
 
 
@@ -304,18 +309,30 @@ def leaked_windows(planted: Planted, response: Any) -> set[str]:
     return {window for text in strings_in(response) for window in windows if window in text}
 
 
-def finds(memory: Memory, planted: Planted, terms: list[str]) -> bool:
-    """Whether a search for any of `terms`, narrowed to the planted session, returns the entry."""
-    hits = memory.tool("a", action="search", query=" ".join(terms), sessionId=planted.session_id, limit=50)
-    return planted.entry_id in result_ids(hits)
+def search_session(memory: Memory, session_id: str, terms: list[str]) -> dict[str, Any]:
+    """A search for any of `terms`, narrowed to the session."""
+    return memory.tool("a", action="search", query=" ".join(terms), sessionId=session_id, limit=50)
 
 
-def one_searchable_term(memory: Memory, planted: Planted, terms: list[str]) -> str:
-    """Halve a probe that found the entry until one term is left, to name what leaked."""
-    while len(terms) > 1:
-        half = terms[: len(terms) // 2]
-        terms = half if finds(memory, planted, half) else terms[len(terms) // 2 :]
-    return terms[0]
+def leaking_term(
+    memory: Memory, planted: Planted, terms: list[str], hits: dict[str, Any] | None = None
+) -> str:
+    """A term that finds the planted entry and not its twin (empty when none does): a query that
+    finds both is split in halves until each of its terms is decided. `hits`: the answer to the
+    search for `terms` in the planted session, when it was made already."""
+    hits = hits or search_session(memory, planted.session_id, terms)
+    if planted.entry_id not in result_ids(hits):
+        return ""
+    twin = search_session(memory, planted.twin_session_id, terms)
+    if planted.twin_entry_id not in result_ids(twin):
+        while len(terms) > 1:  # name one term that does it
+            half = terms[: len(terms) // 2]
+            terms = half if leaking_term(memory, planted, half) else terms[len(terms) // 2 :]
+        return terms[0]
+    if len(terms) == 1:
+        return ""
+    middle = len(terms) // 2
+    return leaking_term(memory, planted, terms[:middle]) or leaking_term(memory, planted, terms[middle:])
 
 
 def probe(memory: Memory, planted: Planted) -> list[str]:
@@ -331,26 +348,42 @@ def probe(memory: Memory, planted: Planted) -> list[str]:
         if len(planted.text) <= PAGE
         else [planted.text.index(secret) - PAGE // 2 for secret in planted.secrets]
     )
+    shown: set[str] = set()
     for start in starts:
-        if leaked := leaked_windows(planted, read_window(memory, planted, start)):
+        read = read_window(memory, planted, start)
+        if leaked := leaked_windows(planted, read):
             problems.append(f"read shows {sorted(leaked)[:3]}")
+        shown |= set().union(*(runs(text) for text in strings_in(read)))
+    # Terms the entry shows anyway (its other words, the marker's) are expected to find the twin
+    # too, so they get queries of their own: a query with one of them in it finds both entries and
+    # has to be split.
     terms = planted.leak_terms()
-    for first in range(0, len(terms), TERMS_PER_QUERY):
-        chunk = terms[first : first + TERMS_PER_QUERY]
-        hits = memory.tool(
-            "a", action="search", query=" ".join(chunk), sessionId=planted.session_id, limit=50
-        )
-        if planted.entry_id in result_ids(hits):
-            problems.append(f"searchable by {one_searchable_term(memory, planted, chunk)!r}")
-        # Only the results: `details.query` echoes the probe itself.
-        if leaked := leaked_windows(planted, hits.get("details", {}).get("results")):
+    expected = [term for term in terms if term in shown]
+    chunks = [expected] if expected else []
+    unexpected = [term for term in terms if term not in shown]
+    chunks += [
+        unexpected[first : first + TERMS_PER_QUERY] for first in range(0, len(unexpected), TERMS_PER_QUERY)
+    ]
+    for chunk in chunks:
+        hits = search_session(memory, planted.session_id, chunk)
+        # Only the entry's own result: `details.query` echoes the probe itself, and the other
+        # entries of the session hold this secret in other carriers (their own probes judge them).
+        own = [
+            hit
+            for hit in hits.get("details", {}).get("results", [])
+            if hit.get("entryId") == planted.entry_id
+        ]
+        if leaked := leaked_windows(planted, own):
             problems.append(f"search excerpt shows {sorted(leaked)[:3]}")
+        if term := leaking_term(memory, planted, chunk, hits):
+            problems.append(f"searchable by {term!r} (its twin is not)")
     return problems
 
 
 def named_by_its_rule(memory: Memory, planted: Planted, classes: tuple[str, ...]) -> bool:
+    """Whether a read shows a marker naming one of `classes` (any marker, when there are none)."""
     text = memory.tool("a", action="read", entryId=planted.entry_id).get("details", {}).get("text", "")
-    return any(f"[REDACTED:{name}]" in text for name in classes)
+    return any(f"[REDACTED:{name}]" in text for name in classes) if classes else "[REDACTED:" in text
 
 
 def _recall_table(title: str, counts: dict[str, list[int]]) -> list[str]:
@@ -362,11 +395,16 @@ def _recall_table(title: str, counts: dict[str, list[int]]) -> list[str]:
 
 def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: str) -> None:
     writer = JournalWriter(shared_tmp)
-    straddling_items = [Item(text, values, big=True) for text, values in straddling_texts()]
+    straddling_items = [
+        Item(text, values, big=True, twins=twins) for text, values, twins in straddling_texts()
+    ]
     everything = plant_all(
         writer,
         [
-            *(Item(item.context, (item.secret,), public=(item.public_prefix,)) for item in CORPUS.secrets),
+            *(
+                Item(item.context, (item.secret,), public=(item.public_prefix,), twins=(twin,))
+                for item, twin in zip(CORPUS.secrets, twin_values(CORPUS.secrets), strict=True)
+            ),
             *straddling_items,
             *(Item(item.context, keep=item.value) for item in CORPUS.lookalikes),
             *(Item(item.context, keep=item.value) for item in CORPUS.placeholders),
@@ -398,12 +436,12 @@ def test_every_secret_is_caught_and_lookalikes_survive(shared_tmp: Any, impl: st
             and not named_by_its_rule(memory, secret, (item := items[secret.entry_id]).classes)
         ]
         altered: dict[str, str] = {}
-        for lookalike, item in zip(lookalikes, CORPUS.lookalikes, strict=True):
+        for lookalike, near_miss in zip(lookalikes, CORPUS.lookalikes, strict=True):
             read = memory.tool("a", action="read", entryId=lookalike.entry_id)
             text = read.get("details", {}).get("text", "")
             if lookalike.keep not in text:
                 altered[lookalike.entry_id] = (
-                    f"{item.kind}: {item.context[:80]!r} came back as {text[:120]!r}"
+                    f"{near_miss.kind}: {near_miss.context[:80]!r} came back as {text[:120]!r}"
                 )
         masked_placeholders = sum(
             placeholder.keep

@@ -20,6 +20,7 @@ import { afterEach, beforeEach, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import memoryExtension, { manifest, SETTING_UP, UNAVAILABLE } from "../index.js";
 import { NO_PYTHON } from "../lib/runtime.js";
+import { fakeContext } from "./fake-context.js";
 
 const FAKE_SERVER = fileURLToPath(new URL("./fake-server.js", import.meta.url));
 const FAKE_PYTHON = fileURLToPath(new URL("./fake-python.js", import.meta.url));
@@ -85,31 +86,11 @@ beforeEach(() => {
 let shutdowns = [];
 
 afterEach(() => {
-  for (const shutdown of shutdowns) shutdown({ type: "session_shutdown", reason: "quit" }, fakeContext().ctx);
+  for (const shutdown of shutdowns) shutdown({ type: "session_shutdown", reason: "quit" }, fakeContext(workdir).ctx);
   shutdowns = [];
   for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
   Object.assign(process.env, savedEnv);
 });
-
-/** A fake ExtensionContext for a session of project `proj` whose journal does not exist yet. */
-function fakeContext() {
-  /** @type {Array<{message: string, level: string}>} */
-  const notifications = [];
-  const sessionDir = join(workdir, "agent", "sessions", "--proj--");
-  const ctx = {
-    cwd: join(workdir, "proj"),
-    hasUI: true,
-    ui: {
-      notify: (/** @type {string} */ message, /** @type {string} */ level) => notifications.push({ message, level }),
-    },
-    sessionManager: {
-      getSessionFile: () => join(sessionDir, "s1.jsonl"),
-      getSessionDir: () => sessionDir,
-      getCwd: () => join(workdir, "proj"),
-    },
-  };
-  return { ctx, notifications };
-}
 
 /** Loads the extension and returns its registrations, keyed for the tests. */
 function load() {
@@ -181,7 +162,7 @@ test("the tool adds nothing to the system prompt and its description is short", 
 
 test("handlers return nothing, and a tool call makes the round trip to the server", async () => {
   const { tools, handlers } = load();
-  const { ctx } = fakeContext();
+  const { ctx } = fakeContext(workdir);
   const events = {
     session_start: { type: "session_start", reason: "startup" },
     message_end: { type: "message_end", message: { role: "user", content: [{ type: "text", text: "hi" }] } },
@@ -225,14 +206,14 @@ test("handlers return nothing, and a tool call makes the round trip to the serve
 
 test("a tool error from the server is thrown, so Pi marks the result as an error", async () => {
   const { tools, handlers } = load();
-  const { ctx } = fakeContext();
+  const { ctx } = fakeContext(workdir);
   /** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx);
   await assert.rejects(tools[0].execute("c", { action: "explode" }, undefined, undefined, ctx), /^Error: unknown_action: /);
 });
 
 test("session_start twice (after a fork) starts one server and forwards both", async () => {
   const { tools, handlers } = load();
-  const { ctx } = fakeContext();
+  const { ctx } = fakeContext(workdir);
   const sessionStart = /** @type {Function} */ (handlers.get("session_start"));
   sessionStart({ reason: "fork" }, ctx);
   sessionStart({ reason: "fork" }, ctx);
@@ -251,7 +232,7 @@ test("session_start twice (after a fork) starts one server and forwards both", a
 
 test("the /memory command shows the server's answer to the user", async () => {
   const { commands } = load();
-  const { ctx, notifications } = fakeContext();
+  const { ctx, notifications } = fakeContext(workdir);
   await commands[0].args[1].handler(" gc confirm ", ctx);
   assert.deepEqual(notifications, [{ message: "fake /memory gc confirm", level: "info" }]);
   const command = serverRequests().find((record) => record.cmd === "command");
@@ -261,7 +242,7 @@ test("the /memory command shows the server's answer to the user", async () => {
 test("only the user's memory.allowGlobal setting reaches the server, never a project's", async () => {
   mkdirSync(join(workdir, "proj", ".pi"));
   writeFileSync(join(workdir, "proj", ".pi", "settings.json"), JSON.stringify({ memory: { allowGlobal: true } }));
-  const { ctx } = fakeContext();
+  const { ctx } = fakeContext(workdir);
   await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
   writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify({ memory: { allowGlobal: true } }));
   await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
@@ -275,7 +256,7 @@ test("only the user's memory.allowGlobal setting reaches the server, never a pro
 test("the memory.command setting names the server when PIMEM_COMMAND is unset, and PIMEM_COMMAND wins", async () => {
   const settings = { memory: { command: [process.execPath, FAKE_SERVER, "--from-settings"] } };
   writeFileSync(join(workdir, "agent", "settings.json"), JSON.stringify(settings));
-  const { ctx } = fakeContext();
+  const { ctx } = fakeContext(workdir);
   await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
   delete process.env.PIMEM_COMMAND;
   await load().tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
@@ -287,7 +268,7 @@ test("a flat session dir is sent as a session dir", async () => {
   const flat = join(workdir, "flat");
   process.env.PI_CODING_AGENT_SESSION_DIR = flat;
   const { tools } = load();
-  const { ctx } = fakeContext();
+  const { ctx } = fakeContext(workdir);
   ctx.sessionManager.getSessionDir = () => flat;
   ctx.sessionManager.getSessionFile = () => join(flat, "s.jsonl");
   await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
@@ -298,7 +279,7 @@ test("a flat session dir is sent as a session dir", async () => {
 test("a missing command gives the user one notification, the model one short line without paths", async () => {
   process.env.PIMEM_COMMAND = join(workdir, "no-such-pimem");
   const { tools, handlers } = load();
-  const { ctx, notifications } = fakeContext();
+  const { ctx, notifications } = fakeContext(workdir);
   assert.equal(/** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx), undefined);
   for (let call = 0; call < 3; call += 1) {
     await assert.rejects(tools[0].execute("c", { action: "search" }, undefined, undefined, ctx), (error) => {
@@ -316,7 +297,7 @@ test("a missing command gives the user one notification, the model one short lin
 
 test("a server that died is restarted for the next call", async () => {
   const { tools } = load();
-  const { ctx } = fakeContext();
+  const { ctx } = fakeContext(workdir);
   await tools[0].execute("c", { action: "search" }, undefined, undefined, ctx);
   const firstPid = serverRequests().find((record) => record.fake === "started")?.pid;
   process.kill(firstPid, "SIGKILL");
@@ -332,7 +313,7 @@ test("a server that died is restarted for the next call", async () => {
 test("a tool call whose server dies under it is answered by a new server", async () => {
   process.env.FAKE_PIMEM_DIE_ONCE = join(workdir, "died");
   const { tools } = load();
-  const { ctx } = fakeContext();
+  const { ctx } = fakeContext(workdir);
   const result = await tools[0].execute("c", { action: "search", query: "x" }, undefined, undefined, ctx);
   assert.equal(result.content[0].text, 'fake memory_context {"action":"search","query":"x"}');
   assert.equal(serverRequests().filter((record) => record.fake === "started").length, 2);
@@ -341,7 +322,7 @@ test("a tool call whose server dies under it is answered by a new server", async
 test("a server that keeps dying is started at most four times, with one notification", async () => {
   process.env.FAKE_PIMEM_EXIT_ON_TOOL = "1";
   const { tools } = load();
-  const { ctx, notifications } = fakeContext();
+  const { ctx, notifications } = fakeContext(workdir);
   const failures = [];
   for (let call = 0; call < 4; call += 1) {
     failures.push(
@@ -361,7 +342,7 @@ test("a server that keeps dying is started at most four times, with one notifica
 test("a server that hangs in its handshake does not hold the tool call or outlive the session", async () => {
   process.env.FAKE_PIMEM_SILENT_START = "1";
   const { tools, handlers } = load();
-  const { ctx } = fakeContext();
+  const { ctx } = fakeContext(workdir);
   const abort = new AbortController();
   const call = tools[0].execute("c", { action: "search" }, abort.signal, undefined, ctx);
   await untilLogged((records) => records.some((record) => record.cmd === "start"));
@@ -458,7 +439,7 @@ test("without pimem, the runtime is installed in the background once, with two n
   freshMachinePath(true);
   process.env.FAKE_PIP_DELAY_MS = "400";
   const { tools, handlers } = load();
-  const { ctx, notifications } = fakeContext();
+  const { ctx, notifications } = fakeContext(workdir);
   assert.equal(/** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx), undefined);
   await assert.rejects(tools[0].execute("c", { action: "search" }, undefined, undefined, ctx), (error) => {
     assert.equal(/** @type {Error} */ (error).message, SETTING_UP);
@@ -479,7 +460,7 @@ test("without pimem, the runtime is installed in the background once, with two n
 
   // The next start (a new runtime) installs nothing and says nothing.
   const next = load();
-  const again = fakeContext();
+  const again = fakeContext(workdir);
   /** @type {Function} */ (next.handlers.get("session_start"))({ reason: "startup" }, again.ctx);
   await next.tools[0].execute("c", { action: "search" }, undefined, undefined, again.ctx);
   assert.deepEqual(again.notifications, []);
@@ -489,7 +470,7 @@ test("without pimem, the runtime is installed in the background once, with two n
 test("memory.command and PIMEM_COMMAND still win over the installed runtime", async () => {
   freshMachinePath(true);
   const first = load();
-  const { ctx, notifications } = fakeContext();
+  const { ctx, notifications } = fakeContext(workdir);
   /** @type {Function} */ (first.handlers.get("session_start"))({ reason: "startup" }, ctx);
   await untilNotified(notifications, 2);
   // Once installed, the runtime's server starts by itself (the index is built in the background).
@@ -505,7 +486,7 @@ test("memory.command and PIMEM_COMMAND still win over the installed runtime", as
 test("without a Python >= 3.11, one notification says what to install, and the tool says one line", async () => {
   freshMachinePath(false);
   const { tools, handlers } = load();
-  const { ctx, notifications } = fakeContext();
+  const { ctx, notifications } = fakeContext(workdir);
   /** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx);
   await untilNotified(notifications, 1);
   for (let call = 0; call < 3; call += 1) {
@@ -522,7 +503,7 @@ test("a failed pip install is told once, with where its log is", async () => {
   freshMachinePath(true);
   process.env.FAKE_PIP_FAIL = "1";
   const { tools, handlers } = load();
-  const { ctx, notifications } = fakeContext();
+  const { ctx, notifications } = fakeContext(workdir);
   /** @type {Function} */ (handlers.get("session_start"))({ reason: "startup" }, ctx);
   await untilNotified(notifications, 2);
   await assert.rejects(tools[0].execute("c", { action: "search" }, undefined, undefined, ctx), /unavailable/);
@@ -555,6 +536,6 @@ test("a Pi that quits mid-install (a pi -p run) leaves the install to finish by 
   assert.ok(existsSync(stamp), "the detached install wrote its stamp");
   assert.equal(existsSync(lock), false, "and gave the lock back");
   const { tools } = load();
-  const result = await tools[0].execute("c", { action: "search", query: "y" }, undefined, undefined, fakeContext().ctx);
+  const result = await tools[0].execute("c", { action: "search", query: "y" }, undefined, undefined, fakeContext(workdir).ctx);
   assert.equal(result.content[0].text, 'fake memory_context {"action":"search","query":"y"}');
 });

@@ -12,6 +12,7 @@ import { afterEach, beforeEach, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import memoryExtension from "../index.js";
 import { canOpenBrowser } from "../lib/viewer.js";
+import { fakeContext } from "./fake-context.js";
 
 const COMMAND = process.env.PIMEM_VIEW_TEST_COMMAND;
 const skip = COMMAND ? false : "PIMEM_VIEW_TEST_COMMAND is not set (run it from pytest)";
@@ -44,28 +45,11 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  for (const shutdown of shutdowns) shutdown({ type: "session_shutdown", reason: "quit" }, context().ctx);
+  for (const shutdown of shutdowns) shutdown({ type: "session_shutdown", reason: "quit" }, fakeContext(workdir).ctx);
   shutdowns = [];
   for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
   Object.assign(process.env, savedEnv);
 });
-
-function context(hasUI = true) {
-  /** @type {Array<{message: string, level: string}>} */
-  const notifications = [];
-  const sessionDir = join(workdir, "agent", "sessions", "--proj--");
-  const ctx = {
-    cwd: join(workdir, "proj"),
-    hasUI,
-    ui: { notify: (/** @type {string} */ message, /** @type {string} */ level) => notifications.push({ message, level }) },
-    sessionManager: {
-      getSessionFile: () => join(sessionDir, "s1.jsonl"),
-      getSessionDir: () => sessionDir,
-      getCwd: () => join(workdir, "proj"),
-    },
-  };
-  return { ctx, notifications };
-}
 
 function load() {
   /** @type {Map<string, Function>} */
@@ -119,7 +103,7 @@ test("a browser is opened only on a desktop, never over SSH or without a display
 
 test("/memory view on a headless host prints the URL, which trades its token for a cookie", { skip }, async () => {
   const { memory } = load();
-  const { ctx, notifications } = context();
+  const { ctx, notifications } = fakeContext(workdir);
   await memory("view", ctx);
   assert.equal(notifications.length, 1, JSON.stringify(notifications));
   assert.equal(notifications[0].level, "info");
@@ -136,7 +120,7 @@ test("/memory view on a headless host prints the URL, which trades its token for
 
 test("/memory view again replaces the running viewer; session_shutdown stops it", { skip }, async () => {
   const { memory, events } = load();
-  const { ctx, notifications } = context();
+  const { ctx, notifications } = fakeContext(workdir);
   await memory("view", ctx);
   await memory("view", ctx);
   const [first, second] = notifications.map((item) => urlIn(item.message));

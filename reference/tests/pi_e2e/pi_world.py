@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,11 +24,45 @@ from mock_llm import MockLLM
 from pi_rpc import PiProcess
 from pimem_tools.pi_install import InstalledPi, PiUnavailable, install_pi, pinned_versions
 
-__all__ = ["HERE", "REPO", "VERSIONS", "InstalledPi", "World", "installed_pi", "pi_versions", "world_for"]
+__all__ = [
+    "HERE",
+    "REPO",
+    "TOOL",
+    "VERSIONS",
+    "InstalledPi",
+    "World",
+    "installed_pi",
+    "journal_lines",
+    "pi_versions",
+    "tool_results",
+    "world_for",
+]
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 VERSIONS = pinned_versions(HERE)
+TOOL = "memory_context"
+
+
+def journal_lines(journal: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+
+
+def tool_results(journal: Path, count: int) -> list[dict[str, Any]]:
+    """The memory tool's first `count` results as Pi wrote them into the journal.
+
+    Pi persists a message after the extensions' message_end handlers ran, so its next request to
+    the model can arrive before the line is written: wait (bounded) for it.
+    """
+    results: list[dict[str, Any]] = []
+    for _ in range(200):
+        if journal.exists():
+            messages = [line["message"] for line in journal_lines(journal) if line["type"] == "message"]
+            results = [m for m in messages if m["role"] == "toolResult" and m["toolName"] == TOOL]
+            if len(results) >= count:
+                return results[:count]
+        time.sleep(0.05)
+    raise AssertionError(f"{journal.name} holds {len(results)} {TOOL} result(s), not {count}: {results}")
 
 
 def pi_versions(*, since: str | None = None) -> list[Any]:

@@ -8,7 +8,6 @@ for each, and the checks read only what Pi wrote into its journals.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Iterator
@@ -17,13 +16,12 @@ from typing import Any
 
 import pytest
 from mock_llm import Again, Text, ToolCall
-from pi_world import HERE, REPO, World, pi_versions, world_for
+from pi_world import HERE, REPO, TOOL, World, journal_lines, pi_versions, tool_results, world_for
 
 pytestmark = pytest.mark.pi_e2e
 
 EXTENSION = REPO / "reference" / "pi-extension"
 EDITS = HERE / "extensions" / "context-edits.js"
-TOOL = "memory_context"
 MAX_SEARCHES = 50
 FILLER = " ".join(["This reply is long on purpose so that the compaction keeps only recent turns."] * 8)
 
@@ -34,26 +32,9 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
         yield world
 
 
-def _lines(journal: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
-
-
-def _results(journal: Path, count: int) -> list[dict[str, Any]]:
-    """The memory tool's first `count` results in the journal (Pi writes them a moment later)."""
-    found: list[dict[str, Any]] = []
-    for _ in range(200):
-        if journal.exists():
-            messages = [line["message"] for line in _lines(journal) if line["type"] == "message"]
-            found = [m for m in messages if m["role"] == "toolResult" and m["toolName"] == TOOL]
-            if len(found) >= count:
-                return found[:count]
-        time.sleep(0.05)
-    raise AssertionError(f"{journal.name} holds {len(found)} {TOOL} result(s), not {count}")
-
-
 def _wait_for_line(journal: Path, entry_type: str) -> None:
     for _ in range(200):
-        if any(line["type"] == entry_type for line in _lines(journal)):
+        if any(line["type"] == entry_type for line in journal_lines(journal)):
             return
         time.sleep(0.05)
     raise AssertionError(f"{journal.name} never got a {entry_type} line")
@@ -97,14 +78,14 @@ def test_memory_shows_what_pi_1x_edited_compacted_and_summarised(
         session1 = pi.session_file()
         pi.prompt("Plant the mascot fact.")
         pi.prompt("Try another idea.")
-        back_to = _assistant(_lines(session1), narwhal)["id"]
+        back_to = _assistant(journal_lines(session1), narwhal)["id"]
         pi.command({"type": "prompt", "message": f"/branchsum {back_to}"})
         _wait_for_line(session1, "branch_summary")
         pi.prompt("Say something to be edited.")
         pi.prompt("Say something to be omitted.")
         pi.prompt("And something long.")
         compaction = pi.command({"type": "compact"})
-    lines1 = _lines(session1)
+    lines1 = journal_lines(session1)
     by_type = {line["type"] for line in lines1}
     assert {"context_edit", "branch_summary", "compaction"} <= by_type, by_type
     edits = [line for line in lines1 if line["type"] == "context_edit"]
@@ -121,7 +102,7 @@ def test_memory_shows_what_pi_1x_edited_compacted_and_summarised(
 
     def until_indexed(_request: dict[str, Any]) -> ToolCall | Again:
         nonlocal searches
-        latest = _results(session2, searches)[-1]
+        latest = tool_results(session2, searches)[-1]
         if not latest["details"]["indexing"]["complete"] and searches < MAX_SEARCHES:
             searches += 1
             time.sleep(0.2)
@@ -141,7 +122,9 @@ def test_memory_shows_what_pi_1x_edited_compacted_and_summarised(
     with world.run_pi(project) as pi:
         session2 = pi.session_file()
         pi.prompt("What did the model see? Check your memory.")
-        *_, first, replaced, omission, read, summaries, compacted, branch = _results(session2, searches + 6)
+        *_, first, replaced, omission, read, summaries, compacted, branch = tool_results(
+            session2, searches + 6
+        )
     assert (llm.pending(), llm.errors) == (0, [])
     for result in (first, replaced, omission, read, summaries, compacted, branch):
         assert not result["isError"], _text(result)

@@ -23,13 +23,12 @@ import pytest
 from jsonschema import Draft202012Validator
 from mock_llm import Again, Text, ToolCall
 from pi_rpc import PiProcess, children_of
-from pi_world import REPO, World, pi_versions, world_for
+from pi_world import REPO, TOOL, World, journal_lines, pi_versions, tool_results, world_for
 
 pytestmark = pytest.mark.pi_e2e
 
 EXTENSION = REPO / "reference" / "pi-extension"
 JOURNAL_SCHEMA = REPO / "spec" / "schemas" / "pi-journal-line.schema.json"
-TOOL = "memory_context"
 # How often the scripted model searches again while the tool reports indexing in progress.
 MAX_SEARCHES = 50
 # Enough words that keeping only ~60 recent tokens pushes the first turn out of the context.
@@ -40,27 +39,6 @@ FILLER = " ".join(["This reply is long on purpose so that the compaction keeps o
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
     with world_for(request.param, tmp_path) as world:
         yield world
-
-
-def _lines(journal: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
-
-
-def _tool_results(journal: Path, count: int) -> list[dict[str, Any]]:
-    """The memory tool's first `count` results as Pi wrote them into the journal.
-
-    Pi persists a message after the extensions' message_end handlers ran, so its next request to
-    the model can arrive before the line is written: wait (bounded) for it.
-    """
-    results: list[dict[str, Any]] = []
-    for _ in range(200):
-        if journal.exists():
-            messages = [line["message"] for line in _lines(journal) if line["type"] == "message"]
-            results = [m for m in messages if m["role"] == "toolResult" and m["toolName"] == TOOL]
-            if len(results) >= count:
-                return results[:count]
-        time.sleep(0.05)
-    raise AssertionError(f"{journal.name} holds {len(results)} {TOOL} result(s), not {count}: {results}")
 
 
 def _text(result: dict[str, Any]) -> str:
@@ -116,7 +94,7 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
         pi.prompt("Unrelated: describe three colours at length.")
         pi.prompt("And three animals, also at length.")
         compaction = pi.command({"type": "compact"})
-    lines1 = _lines(session1)
+    lines1 = journal_lines(session1)
     assert secret in session1.read_text(), "the planted secret never reached session 1's journal"
     ids1 = [line.get("id") for line in lines1]
     kept_from = ids1.index(compaction["firstKeptEntryId"])
@@ -131,7 +109,7 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
 
     def read_session1_tool_result(_request: dict[str, Any]) -> Text | ToolCall | Again:
         nonlocal searches
-        search = _tool_results(session2, searches)[-1]
+        search = tool_results(session2, searches)[-1]
         if not search["details"]["indexing"]["complete"] and searches < MAX_SEARCHES:
             searches += 1
             time.sleep(0.2)  # the model's thinking time, during which indexing goes on
@@ -149,7 +127,7 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
     with world.run_pi(project_a) as pi:
         session2 = pi.session_file()
         pi.prompt("Where does staging run? Check your memory.")
-        *_, search, read = _tool_results(session2, searches + 1)
+        *_, search, read = tool_results(session2, searches + 1)
         show(f"session 2: search (number {searches})", search)
         show("session 2: read", read)
         assert not search["isError"]
@@ -176,7 +154,7 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
         assert fork != session2
         llm.queue(_search(host), Text("Found it again."))
         pi.prompt("After the fork: where does staging run?")
-        (after_fork,) = _tool_results(fork, 1)
+        (after_fork,) = tool_results(fork, 1)
         show("fork of session 2: search", after_fork)
         assert not after_fork["isError"]
         assert host in _text(after_fork)
@@ -186,7 +164,7 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
         os.kill(killed, signal.SIGKILL)
         llm.queue(_search(host), Text("Still there."))
         pi.prompt("Once more: where does staging run?")
-        after_kill = _tool_results(fork, 2)[-1]
+        after_kill = tool_results(fork, 2)[-1]
         show("after killing pimem serve: search", after_kill)
         assert not after_kill["isError"], _text(after_kill)
         assert host in _text(after_kill)
@@ -198,13 +176,15 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
     with world.run_pi(project_b) as pi:
         session3 = pi.session_file()
         pi.prompt("Where does staging run?")
-    in_project, denied = _tool_results(session3, 2)
+    in_project, denied = tool_results(session3, 2)
     show("session 3 in project B: search", in_project)
     show("session 3 in project B: global search without opt-in", denied)
     assert not in_project["isError"]
     # The only hit allowed is session 3's own tool call, which names the host in its arguments.
     assert {hit["cwd"] for hit in in_project["details"]["results"]} <= {str(project_b)}
-    assert {hit["sessionId"] for hit in in_project["details"]["results"]} <= {_lines(session3)[0]["id"]}
+    assert {hit["sessionId"] for hit in in_project["details"]["results"]} <= {
+        journal_lines(session3)[0]["id"]
+    }
     assert denied["isError"]
     assert "scope_denied" in _text(denied)
 
@@ -213,7 +193,7 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
     with world.run_pi(project_b) as pi:
         session4 = pi.session_file()
         pi.prompt("Where does staging run? Look everywhere.")
-    (everywhere,) = _tool_results(session4, 1)
+    (everywhere,) = tool_results(session4, 1)
     show("project B with allowGlobal: global search", everywhere)
     assert not everywhere["isError"]
     assert any(
@@ -234,7 +214,7 @@ def _validate_journals(journals: list[Path]) -> None:
     errors = [
         f"{journal.name} line {number}: {error.message}"
         for journal in journals
-        for number, line in enumerate(_lines(journal))
+        for number, line in enumerate(journal_lines(journal))
         for error in validator.iter_errors(line)
     ]
     assert errors == []

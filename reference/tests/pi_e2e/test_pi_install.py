@@ -9,7 +9,6 @@ cache is kept between runs (`.cache/pip`), so that the matrix does not fetch the
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Iterator
@@ -19,11 +18,10 @@ from typing import Any
 import pytest
 from mock_llm import Again, Text, ToolCall
 from pi_rpc import PiProcess
-from pi_world import REPO, World, pi_versions, world_for
+from pi_world import REPO, TOOL, World, journal_lines, pi_versions, tool_results, world_for
 
 pytestmark = pytest.mark.pi_e2e
 
-TOOL = "memory_context"
 INSTALL_SECONDS = 900  # a pip install from the package index, on a slow machine
 MAX_SEARCHES = 50
 
@@ -33,22 +31,6 @@ def fresh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
     with world_for(request.param, tmp_path, pimem=False) as world:
         world.env["PIP_CACHE_DIR"] = str(REPO / ".cache" / "pip")
         yield world
-
-
-def _lines(journal: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
-
-
-def _results(journal: Path, count: int) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for _ in range(200):
-        if journal.exists():
-            messages = [line["message"] for line in _lines(journal) if line["type"] == "message"]
-            found = [m for m in messages if m["role"] == "toolResult" and m["toolName"] == TOOL]
-            if len(found) >= count:
-                return found[:count]
-        time.sleep(0.05)
-    raise AssertionError(f"{journal.name} holds {len(found)} {TOOL} result(s), not {count}")
 
 
 def _notifications(pi: PiProcess) -> list[str]:
@@ -98,7 +80,7 @@ def test_pi_install_of_the_checkout_gives_a_working_memory(
 
     def until_indexed(_request: dict[str, Any]) -> ToolCall | Again | Text:
         nonlocal searches
-        latest = _results(session2, searches)[-1]
+        latest = tool_results(session2, searches)[-1]
         indexing = latest["details"].get("indexing", {"complete": True})
         if not indexing["complete"] and searches < MAX_SEARCHES:
             searches += 1
@@ -110,12 +92,12 @@ def test_pi_install_of_the_checkout_gives_a_working_memory(
     with fresh.run_pi(project) as pi:
         session2 = pi.session_file()
         pi.prompt("What was the codename? Check your memory.")
-        search = _results(session2, searches)[-1]
+        search = tool_results(session2, searches)[-1]
         again = _notifications(pi)
     assert again == []
     assert not search["isError"], _text(search)
     assert any(
-        hit["sessionId"] == _lines(session1)[0]["id"] and word in hit["excerpt"]
+        hit["sessionId"] == journal_lines(session1)[0]["id"] and word in hit["excerpt"]
         for hit in search["details"]["results"]
     ), _text(search)
     assert (fresh.llm.pending(), fresh.llm.errors) == (0, [])

@@ -3,7 +3,9 @@
 pimem-bench                       the full run: a 5 GiB corpus, curve 100 MB / 1 GiB / 5 GiB, Pi
                                   start-up on the 1 GiB corpus, search quality (seeds A and B);
                                   results in tools/bench/results/latest.{json,md,png}, and the
-                                  README's performance table rewritten from them
+                                  README's performance table rewritten from them (about half an
+                                  hour on 2 idle cores: indexing, the stage pass and rebuild of
+                                  5 GiB take most of it; `phases` in latest.json has each part)
 pimem-bench --quick               a 100 MB smoke run (curve 30 MB / 100 MB) into .cache/bench-results/
 pimem-bench --size 10GiB          another corpus size (curve: the default points below it, and it)
 pimem-bench --quality             search quality only: the generated question set (seeds A and B),

@@ -4,7 +4,8 @@ Terms come from a sample of the same extracted, redacted text the index holds, s
 category hits what it is meant to hit: rare terms (one entry in the sample), common terms (the most
 frequent), multi-term queries (terms taken from one entry), any-term fallback (a real term plus a
 word that occurs nowhere), date-bounded queries (`since`/`until`), kind-filtered queries, a few
-project-scoped ones, and the search-quality benchmark's questions (natural-language questions,
+project-scoped ones, words of the corpus's other scripts (CJK and Thai pieces of runs written
+without spaces, Devanagari words), and the search-quality benchmark's questions (natural-language questions,
 identifiers, error messages, identifier parts, CJK, partly absent terms), asked of the whole corpus.
 The same corpus always gives the same queries in the same order.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,8 +22,15 @@ from typing import Any
 
 __all__ = ["CATEGORY_SIZES", "Query", "TermSample", "build_queries"]
 
-# Letter/digit runs, as the spec splits query text; the index folds case.
-_TERM = re.compile(r"[^\W_]+")
+# ASCII letter/digit runs (the text is case-folded first); other scripts have their own category.
+_TERM = re.compile(r"[a-z0-9]+")
+_SCRIPT_RUNS = {
+    "cjk": re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{2,}"),
+    "thai": re.compile("[\u0e00-\u0e7f]{3,}"),
+    "devanagari": re.compile("[\u0900-\u097f]{2,}"),
+}
+_SCRIPT_QUERIES = {"cjk": 18, "thai": 6, "devanagari": 6}
+_KEPT_SNIPPETS = 300  # per script
 _TOKENS_PER_ENTRY = 400  # enough vocabulary per entry without letting huge entries dominate
 _KEPT_ENTRIES = 5000  # entries whose terms are kept for multi-term queries (bounded memory)
 CATEGORY_SIZES = {
@@ -32,6 +41,7 @@ CATEGORY_SIZES = {
     "dated": 20,
     "kind": 20,
     "project": 10,
+    "scripts": sum(_SCRIPT_QUERIES.values()),
     "question": 60,
 }
 
@@ -68,6 +78,7 @@ class TermSample:
     document_frequency: Counter[str] = field(default_factory=Counter)
     entry_terms: list[list[str]] = field(default_factory=list)
     kind_terms: dict[str, list[str]] = field(default_factory=dict)
+    snippets: dict[str, list[str]] = field(default_factory=dict)  # script → pieces of its text
     first_timestamp: str | None = None
     last_timestamp: str | None = None
 
@@ -85,6 +96,27 @@ class TermSample:
             self.entry_terms.append(usable)
         if usable:
             self.kind_terms.setdefault(kind, []).append(usable[len(usable) // 2])
+        if not text.isascii():
+            self._add_snippets(text)
+
+    def _add_snippets(self, text: str) -> None:
+        """One piece of each other script the text has: 2-4 characters from inside a CJK run, 3-6
+        from a Thai run (never starting on a mark), a whole Devanagari word."""
+        for script, pattern in _SCRIPT_RUNS.items():
+            kept = self.snippets.setdefault(script, [])
+            found = pattern.search(text)
+            if found is None or len(kept) >= _KEPT_SNIPPETS:
+                continue
+            run = found.group()
+            if script == "devanagari":
+                kept.append(run)
+                continue
+            length = 2 + len(run) % 3 if script == "cjk" else 3 + len(run) % 4
+            start = len(run) // 3
+            while start < len(run) and unicodedata.category(run[start]).startswith("M"):
+                start += 1
+            if len(run) - start >= length:
+                kept.append(run[start : start + length])
 
 
 def _pick(candidates: list[str], count: int) -> list[str]:
@@ -143,6 +175,9 @@ def build_queries(sample: TermSample, questions: list[str] | None = None) -> lis
         }
         queries.append(Query("kind", arguments))
 
+    for script, count in _SCRIPT_QUERIES.items():
+        for snippet in _pick(list(dict.fromkeys(sample.snippets.get(script, []))), count):
+            queries.append(Query("scripts", {"action": "search", "query": snippet, "scope": "global"}))
     # Scope project (the default) filters by the current session's project root.
     for term in common_pool[: CATEGORY_SIZES["project"]]:
         queries.append(Query("project", {"action": "search", "query": term}))

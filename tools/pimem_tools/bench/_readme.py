@@ -72,9 +72,13 @@ def render_table(result: dict[str, Any]) -> str:
     ours = {size: _cells(_point(result, size)) for size in (GIB, 5 * GIB)}
     trees = result.get("trees") or {}
     commit = str(trees.get("commit", ""))[:7] or "no commit"
+    machine = result["machine"]
+    load = machine["load_average"]
     lines = [
         BEGIN,
-        f"Measured {result['measured_at']} on commit `{commit}` (`{result['command']}`), 2 cores shared:",
+        f"Measured {result['measured_at']} on commit `{commit}` (`{result['command']}`), "
+        f"{machine['cpus']} CPUs, 1-minute load average {load['start']:.1f} at the start and "
+        f"{load['end']:.1f} at the end:",
         "",
         "| | seed design (published) | CASS (its users' reports) | `pimem`, 1 GiB | `pimem`, 5 GiB |",
         "|---|---|---|---|---|",
