@@ -72,17 +72,19 @@ def _secrets(rng: random.Random) -> list[dict[str, Any]]:
     return items
 
 
-def _lookalikes(
+def draw_lookalikes(
     rng: random.Random,
     makers: dict[str, Callable[[random.Random], tuple[str, str]]],
     per_kind: int,
     prefix: str,
+    tries_per_item: int = 50,
 ) -> list[dict[str, Any]]:
+    """Up to `per_kind` distinct lines from each maker, in at most per_kind x tries_per_item draws."""
     items: list[dict[str, Any]] = []
     for kind, make in makers.items():
         seen: set[str] = set()
         attempts = 0
-        while len(seen) < per_kind and attempts < per_kind * 50:
+        while len(seen) < per_kind and attempts < per_kind * tries_per_item:
             attempts += 1
             value, context = make(rng)
             if context in seen or context.count(value) != 1:
@@ -108,6 +110,6 @@ def generate(seed: int = CORPUS_SEED) -> dict[str, Any]:
             "Regenerate with: python -m pimem_conformance.secrets_corpus --write"
         ),
         "secrets": _secrets(rng),
-        "lookalikes": _lookalikes(rng, NEAR_MISS_KINDS, PER_NEAR_MISS_KIND, "benign"),
-        "placeholders": _lookalikes(rng, PLACEHOLDER_KINDS, PER_PLACEHOLDER_KIND, "placeholder"),
+        "lookalikes": draw_lookalikes(rng, NEAR_MISS_KINDS, PER_NEAR_MISS_KIND, "benign"),
+        "placeholders": draw_lookalikes(rng, PLACEHOLDER_KINDS, PER_PLACEHOLDER_KIND, "placeholder"),
     }

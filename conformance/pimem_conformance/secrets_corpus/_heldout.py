@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._generate import draw_lookalikes
+
 __all__ = ["HELDOUT_SEED", "generate_heldout"]
 
 HELDOUT_SEED = 4242
@@ -851,25 +853,6 @@ _PLACEHOLDERS: dict[str, NearMiss] = {
 }
 
 
-def _lookalikes(
-    rng: random.Random, makers: dict[str, NearMiss], per_kind: int, prefix: str
-) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    for kind, make in makers.items():
-        seen: set[str] = set()
-        for _ in range(per_kind * 20):
-            if len(seen) >= per_kind:
-                break
-            value, context = make(rng)
-            if context in seen or context.count(value) != 1:
-                continue
-            seen.add(context)
-            items.append(
-                {"id": f"{prefix}-{len(items) + 1:04d}", "kind": kind, "value": value, "context": context}
-            )
-    return items
-
-
 def generate_heldout(seed: int = HELDOUT_SEED) -> dict[str, Any]:
     """The held-out corpus as JSON-ready data; the same seed always gives the same bytes."""
     rng = random.Random(seed)
@@ -884,6 +867,6 @@ def generate_heldout(seed: int = HELDOUT_SEED) -> dict[str, Any]:
             "python -m pimem_conformance.secrets_corpus --write"
         ),
         "secrets": _secrets(rng),
-        "lookalikes": _lookalikes(rng, _NEAR_MISSES, 12, "heldout-benign"),
-        "placeholders": _lookalikes(rng, _PLACEHOLDERS, 8, "heldout-placeholder"),
+        "lookalikes": draw_lookalikes(rng, _NEAR_MISSES, 12, "heldout-benign", tries_per_item=20),
+        "placeholders": draw_lookalikes(rng, _PLACEHOLDERS, 8, "heldout-placeholder", tries_per_item=20),
     }
