@@ -57,7 +57,7 @@ def _search(details: dict[str, Any], style: Style, terms: list[str]) -> list[str
     results = details["results"]
     what = "newest entries" if details["match"] == "list" else f"{len(results)} result(s)"
     lines = [style.dim(f"{what} · {details['scope']} scope · match {details['match']}")]
-    lines += indexing_note(details)
+    lines += indexing_note(details["indexing"], details["hint"])
     if details["hint"]:
         lines.append(details["hint"])
     for item in results:
@@ -101,7 +101,7 @@ def _read(details: dict[str, Any], style: Style) -> list[str]:
 
 def _summaries(details: dict[str, Any], style: Style) -> list[str]:
     lines = [style.dim(f"{len(details['results'])} summary(ies) · {details['scope']} scope, newest first")]
-    lines += indexing_note(details)
+    lines += indexing_note(details["indexing"])
     for item in details["results"]:
         tokens = f" · {item['tokensBefore']} tokens before" if item["tokensBefore"] is not None else ""
         lines.append(f"{_head(item)}{tokens}")

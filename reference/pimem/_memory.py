@@ -19,8 +19,9 @@ from ._forget import ForgetList
 from ._index import Index
 from ._journals import DEFAULT_MAX_LINE_BYTES, Catalog, Discovery, Journal, read_header
 from ._memo import Memo, SizedCache
-from ._query import Indexing, View, scope_of
+from ._query import View, scope_of
 from ._redact import Policy
+from ._results import Indexing
 from ._scope import ScopeName, scoped_journals
 
 __all__ = ["Config", "Memory", "indexed"]

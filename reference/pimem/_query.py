@@ -3,7 +3,8 @@
 Every text comes back from the journal itself: the stored pointer is followed, the line must parse
 and carry the requested id (else `unavailable`, and the journal is reindexed), and the text is
 redacted again. Callers pass the in-scope journals; nothing outside them is ever looked at, so an
-out-of-scope id is indistinguishable from one that exists nowhere.
+out-of-scope id is indistinguishable from one that exists nowhere. The answers' shapes are the
+types of `_results.py`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import hashlib
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypedDict
+from typing import Any, TypeVar
 
 from ._echo import echo
 from ._errors import ToolError
@@ -22,6 +23,22 @@ from ._index import Index
 from ._journals import Journal, parse_line, read_line_at
 from ._memo import SizedCache
 from ._redact import Policy, current_policy, marker_names, redact, redact_slices
+from ._results import (
+    AroundAnswer,
+    AroundEntry,
+    Candidate,
+    ContextEdit,
+    Indexing,
+    Marked,
+    Match,
+    Position,
+    ReadAnswer,
+    ReadStatus,
+    SearchFound,
+    SearchResult,
+    Summaries,
+    Summary,
+)
 from ._store import ContextEditRow, EntryRow, Filters, Scope
 from ._terms import Term, holds_sequence, holds_term, places, query_sequence, split_terms, stem_prefix
 from ._terms import query_terms as analysed_terms
@@ -32,9 +49,6 @@ __all__ = [
     "PAGE_CHARS",
     "SUMMARY_KINDS",
     "TERM_CAP",
-    "Indexing",
-    "Match",
-    "ReadStatus",
     "View",
     "around",
     "query_terms",
@@ -77,18 +91,6 @@ def scope_of(index: Index, paths: list[str], whole: bool = False) -> Scope:
 
 def _source(row: EntryRow) -> str:
     return f"{_path_tag(row.path)}:{row.entry_id}"
-
-
-Match = Literal["list", "none", "all", "any"]  # how a search matched (`match` in its details)
-ReadStatus = Literal["ok", "ambiguous", "not_found", "unavailable"]
-
-
-class Indexing(TypedDict):
-    """How far the journals in view are indexed (`indexing` in an answer's details)."""
-
-    complete: bool
-    indexedJournals: int
-    totalJournals: int
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ def _excerpts(texts: list[str], terms: list[str]) -> list[str]:
     return excerpts
 
 
-def _context_edits(view: View, rows: Iterable[EntryRow]) -> dict[tuple[int, str], dict[str, str]]:
+def _context_edits(view: View, rows: Iterable[EntryRow]) -> dict[tuple[int, str], ContextEdit]:
     """(file id, entry id) → the `contextEdit` of each row that the last context_edit of it on its
     journal's current branch replaced or omitted (rows without one are absent)."""
     targets: dict[int, set[str]] = {}
@@ -213,7 +215,7 @@ def _context_edits(view: View, rows: Iterable[EntryRow]) -> dict[tuple[int, str]
     for row in rows:
         paths[row.file_id] = row.path
         targets.setdefault(row.file_id, set()).add(row.entry_id)
-    found: dict[tuple[int, str], dict[str, str] | None] = {}
+    found: dict[tuple[int, str], ContextEdit | None] = {}
     for file_id, entry_ids in targets.items():
         edits = view.index.store.context_edits(file_id, sorted(entry_ids))
         if not edits:
@@ -223,8 +225,10 @@ def _context_edits(view: View, rows: Iterable[EntryRow]) -> dict[tuple[int, str]
             if edit.offset not in branch or (file_id, edit.target_id) in found:
                 continue
             if _still_there(paths[file_id], edit):
-                state = "replaced" if edit.replaced else "omitted"
-                found[file_id, edit.target_id] = {"state": state, "editEntryId": edit.edit_id}
+                found[file_id, edit.target_id] = {
+                    "state": "replaced" if edit.replaced else "omitted",
+                    "editEntryId": edit.edit_id,
+                }
             else:  # the journal changed under the index: no mark now, and it is reindexed
                 found[file_id, edit.target_id] = None
                 view.stale(paths[file_id])
@@ -244,15 +248,18 @@ def _still_there(path: str, edit: ContextEditRow) -> bool:
     )
 
 
-def _marked(
-    item: dict[str, Any], row: EntryRow, edits: dict[tuple[int, str], dict[str, str]]
-) -> dict[str, Any]:
-    """The item, with the row's `contextEdit` when it has one."""
+_Shown = TypeVar("_Shown", bound=Marked)
+
+
+def _marked(item: _Shown, row: EntryRow, edits: dict[tuple[int, str], ContextEdit]) -> _Shown:
+    """The item, given the row's `contextEdit` (as its last key) when it has one."""
     edit = edits.get((row.file_id, row.entry_id))
-    return item if edit is None else {**item, "contextEdit": edit}
+    if edit is not None:
+        item["contextEdit"] = edit
+    return item
 
 
-def _result(row: EntryRow, entry: Extracted, excerpt: str) -> dict[str, Any]:
+def _result(row: EntryRow, entry: Extracted, excerpt: str) -> SearchResult:
     return {
         "entryId": row.entry_id,
         "source": _source(row),
@@ -526,7 +533,7 @@ def search(
     since: int | None,
     until: int | None,
     limit: int,
-) -> dict[str, Any]:
+) -> SearchFound:
     text = None if query is None or not query.strip() else query
     filters = Filters(kind, since, until)
     match, rows, more = _search_once(view, text, filters, limit)
@@ -576,7 +583,7 @@ def _resolve(view: View, entry_id: str | None, source: str | None) -> tuple[Read
         return "ok", (current or rows)[0]
     if not rows:
         return "not_found", None
-    candidates = [
+    candidates: list[Candidate] = [
         {
             "source": _source(r),
             "sessionId": r.session_id,
@@ -589,9 +596,9 @@ def _resolve(view: View, entry_id: str | None, source: str | None) -> tuple[Read
     return "ambiguous", candidates
 
 
-def read(view: View, entry_id: str | None, source: str | None, offset: int) -> dict[str, Any]:
+def read(view: View, entry_id: str | None, source: str | None, offset: int) -> ReadAnswer:
     status, found = _resolve(view, entry_id, source)
-    details: dict[str, Any] = {"action": "read", "status": status, "entryId": entry_id}
+    details: ReadAnswer = {"action": "read", "status": status, "entryId": entry_id}
     if status == "ambiguous":
         details["candidates"] = found
     if status != "ok":
@@ -610,18 +617,20 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
         )
     end = offset + PAGE_CHARS
     details.update(
-        entryId=row.entry_id,
-        source=_source(row),
-        sessionId=row.session_id,
-        timestamp=row.timestamp,
-        kind=row.kind,
-        role=entry.role,
-        toolName=entry.tool_name,
-        cwd=row.cwd,
-        text=text[offset:end],
-        offset=offset,
-        nextOffset=end if end < len(text) else None,
-        totalChars=len(text),
+        {
+            "entryId": row.entry_id,
+            "source": _source(row),
+            "sessionId": row.session_id,
+            "timestamp": row.timestamp,
+            "kind": row.kind,
+            "role": entry.role,
+            "toolName": entry.tool_name,
+            "cwd": row.cwd,
+            "text": text[offset:end],
+            "offset": offset,
+            "nextOffset": end if end < len(text) else None,
+            "totalChars": len(text),
+        }
     )
     return _marked(details, row, _context_edits(view, [row]))
 
@@ -629,8 +638,9 @@ def read(view: View, entry_id: str | None, source: str | None, offset: int) -> d
 # -- summaries -----------------------------------------------------------------------------------
 
 
-def summaries(view: View, *, since: int | None, until: int | None, limit: int) -> dict[str, Any]:
-    results, shown = [], []
+def summaries(view: View, *, since: int | None, until: int | None, limit: int) -> Summaries:
+    results: list[Summary] = []
+    shown: list[EntryRow] = []
     for row in _newest_first(view.index.store.entries(view.scope, Filters(SUMMARY_KINDS, since, until))):
         entry = _load(view, row)
         if entry is None:
@@ -677,17 +687,20 @@ def _walk(view: View, hit: EntryRow, count: int, upward: bool) -> list[EntryRow]
     return found
 
 
-def around(view: View, entry_id: str | None, source: str | None, before: int, after: int) -> dict[str, Any]:
+def around(view: View, entry_id: str | None, source: str | None, before: int, after: int) -> AroundAnswer:
     status, found = _resolve(view, entry_id, source)
-    details: dict[str, Any] = {"action": "around", "status": status, "entryId": entry_id, "entries": []}
+    details: AroundAnswer = {"action": "around", "status": status, "entryId": entry_id, "entries": []}
     if status == "ambiguous":
         details["candidates"] = found
     if status != "ok":
         return details
     hit: EntryRow = found
     details["entryId"] = hit.entry_id
-    placed = [(row, "before") for row in reversed(_walk(view, hit, before, upward=True))]
-    placed += [(hit, "hit")] + [(row, "after") for row in _walk(view, hit, after, upward=False)]
+    placed: list[tuple[EntryRow, Position]] = [
+        *((row, "before") for row in reversed(_walk(view, hit, before, upward=True))),
+        (hit, "hit"),
+        *((row, "after") for row in _walk(view, hit, after, upward=False)),
+    ]
     edits = _context_edits(view, (row for row, _ in placed))
     for row, position in placed:
         text = _text(view, row)
@@ -695,7 +708,7 @@ def around(view: View, entry_id: str | None, source: str | None, before: int, af
             if position == "hit":
                 return {**details, "status": "unavailable", "entries": []}
             continue
-        item = {
+        item: AroundEntry = {
             "entryId": row.entry_id,
             "source": _source(row),
             "sessionId": row.session_id,

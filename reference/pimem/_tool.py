@@ -14,6 +14,17 @@ from ._extract import KINDS, Kind
 from ._memory import Memory
 from ._query import around, read, search, summaries
 from ._redact import redact_tree, redaction_policy
+from ._results import (
+    AroundAnswer,
+    AroundEntry,
+    Details,
+    Indexing,
+    ReadAnswer,
+    SearchAnswer,
+    SearchResult,
+    SummariesAnswer,
+    Summary,
+)
 from ._scope import SCOPES, ScopeName
 from ._time import epoch_ms
 
@@ -231,7 +242,7 @@ def validate(arguments: Any, tz: str) -> Args:
     )
 
 
-def _answer(memory: Memory, args: Args) -> dict[str, Any]:
+def _answer(memory: Memory, args: Args) -> Details:
     if args.scope == "global" and not memory.config.allow_global:
         raise ToolError(
             "scope_denied",
@@ -247,10 +258,11 @@ def _answer(memory: Memory, args: Args) -> dict[str, Any]:
         details = search(
             view, args.query, kind=args.kind, since=args.since, until=args.until, limit=args.limit
         )
-        answer = {"action": "search", "scope": args.scope, **details, "indexing": view.indexing}
-        return {**answer, "hint": _honest_hint(answer)}
-    details = summaries(view, since=args.since, until=args.until, limit=args.limit)
-    return {"action": args.action, "scope": args.scope, **details, "indexing": view.indexing}
+        answer: SearchAnswer = {"action": "search", "scope": args.scope, **details, "indexing": view.indexing}
+        answer["hint"] = _honest_hint(answer)
+        return answer
+    found = summaries(view, since=args.since, until=args.until, limit=args.limit)
+    return {"action": "summaries", "scope": args.scope, **found, "indexing": view.indexing}
 
 
 def run_tool(memory: Memory, arguments: Any, wording: Wording = AGENT_WORDING) -> dict[str, Any]:
@@ -259,7 +271,7 @@ def run_tool(memory: Memory, arguments: Any, wording: Wording = AGENT_WORDING) -
     with redaction_policy(memory.config.redaction):  # the user's own patterns on every output
         try:
             args = validate(arguments, memory.config.tz)
-            details = redact_tree(_answer(memory, args))
+            details: Details = redact_tree(_answer(memory, args))
         except (ToolError, IndexUnavailable) as error:
             return protocol_answer(error, wording)
     return {"content": [{"type": "text", "text": render(details)}], "details": details}
@@ -268,7 +280,7 @@ def run_tool(memory: Memory, arguments: Any, wording: Wording = AGENT_WORDING) -
 # -- the text the model reads --------------------------------------------------------------------
 
 
-def _head(item: dict[str, Any]) -> str:
+def _head(item: SearchResult | ReadAnswer | Summary | AroundEntry) -> str:
     head = f"{item['entryId']} · {item['kind']} · {item['timestamp']} · session {item['sessionId']}"
     edit = item.get("contextEdit")
     if edit is None:
@@ -277,21 +289,21 @@ def _head(item: dict[str, Any]) -> str:
     return f"{head} · {what} by context_edit {edit['editEntryId']}"
 
 
-def _indexing_text(state: dict[str, Any]) -> str:
+def _indexing_text(state: Indexing) -> str:
     return (
         f"Indexing in progress: {state['indexedJournals']} of {state['totalJournals']} journals indexed; "
         "results may be incomplete."
     )
 
 
-def indexing_note(details: dict[str, Any]) -> list[str]:
+def indexing_note(indexing: Indexing, hint: str | None = None) -> list[str]:
     """The indexing state, unless complete or already said by the hint."""
-    if details["indexing"]["complete"] or details.get("hint"):
+    if indexing["complete"] or hint:
         return []
-    return [_indexing_text(details["indexing"])]
+    return [_indexing_text(indexing)]
 
 
-def _honest_hint(details: dict[str, Any]) -> str | None:
+def _honest_hint(details: SearchAnswer) -> str | None:
     """While indexing is under way, that is the first thing to say about a thin answer."""
     hint: str | None = details["hint"]
     if hint is None or details["indexing"]["complete"]:
@@ -301,13 +313,13 @@ def _honest_hint(details: dict[str, Any]) -> str | None:
     return f"{_indexing_text(details['indexing'])} {hint}"
 
 
-def _render_search(details: dict[str, Any]) -> list[str]:
+def _render_search(details: SearchAnswer) -> list[str]:
     query = details["query"]
-    what = "newest entries" if details["match"] == "list" else f"search {quoted(query)}"
+    what = "newest entries" if query is None else f"search {quoted(query)}"  # no query: match list
     lines = [
         f"{what} · {details['scope']} scope · {len(details['results'])} result(s), match {details['match']}"
     ]
-    lines += indexing_note(details)
+    lines += indexing_note(details["indexing"], details["hint"])
     if details["hint"]:
         lines.append(details["hint"])
     for number, item in enumerate(details["results"], 1):
@@ -318,21 +330,26 @@ def _render_search(details: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _render_read(details: dict[str, Any]) -> list[str]:
+def _not_ok(details: ReadAnswer | AroundAnswer) -> list[str]:
+    """A read or around whose entry was not found, is unavailable, or is ambiguous."""
     status = details["status"]
     wanted = details["entryId"] or "the requested source"
     if status == "not_found":
         return [f"No entry {wanted} in this scope."]
     if status == "unavailable":
         return [f"Entry {wanted} is unavailable: its journal changed and is being reindexed. Search again."]
-    if status == "ambiguous":
-        lines = [f"Entry id {wanted} exists in several sessions; read again with one source:"]
-        for item in details["candidates"]:
-            lines.append(
-                f"- source {item['source']} · {item['kind']} · {item['timestamp']} · "
-                f"session {item['sessionId']} · {item['cwd']}"
-            )
-        return lines
+    lines = [f"Entry id {wanted} exists in several sessions; read again with one source:"]
+    for item in details["candidates"]:
+        lines.append(
+            f"- source {item['source']} · {item['kind']} · {item['timestamp']} · "
+            f"session {item['sessionId']} · {item['cwd']}"
+        )
+    return lines
+
+
+def _render_read(details: ReadAnswer) -> list[str]:
+    if details["status"] != "ok":
+        return _not_ok(details)
     end = details["offset"] + len(details["text"])
     lines = [
         f"{_head(details)} · {details['cwd']}",
@@ -343,18 +360,18 @@ def _render_read(details: dict[str, Any]) -> list[str]:
     return [*lines, "", details["text"]]
 
 
-def _render_summaries(details: dict[str, Any]) -> list[str]:
+def _render_summaries(details: SummariesAnswer) -> list[str]:
     lines = [f"{len(details['results'])} summary(ies) · {details['scope']} scope, newest first"]
     for number, item in enumerate(details["results"], 1):
         tokens = f" · tokensBefore {item['tokensBefore']}" if item["tokensBefore"] is not None else ""
         lines.append(f"{number}. {_head(item)}{tokens} · source {item['source']}")
         lines.append(item["summary"])
-    return lines + indexing_note(details)
+    return lines + indexing_note(details["indexing"])
 
 
-def _render_around(details: dict[str, Any]) -> list[str]:
+def _render_around(details: AroundAnswer) -> list[str]:
     if details["status"] != "ok":
-        return _render_read(details)
+        return _not_ok(details)
     lines = [f"Context around {details['entryId']}, oldest first:"]
     for item in details["entries"]:
         lines.append(f"[{item['position']}] {_head(item)}")
@@ -362,11 +379,13 @@ def _render_around(details: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render(details: dict[str, Any]) -> str:
-    renderers = {
-        "search": _render_search,
-        "read": _render_read,
-        "summaries": _render_summaries,
-        "around": _render_around,
-    }
-    return "\n".join(renderers[details["action"]](details))
+def render(details: Details) -> str:
+    if details["action"] == "search":
+        lines = _render_search(details)
+    elif details["action"] == "read":
+        lines = _render_read(details)
+    elif details["action"] == "summaries":
+        lines = _render_summaries(details)
+    else:
+        lines = _render_around(details)
+    return "\n".join(lines)
