@@ -1176,6 +1176,20 @@ def _session_id_prefix_matches(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _memory.Memory, "journals", make)
 
 
+def _lease_taken_for_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A background_on_idle session_start takes the lease whether or not a journal waits."""
+
+    def claim(memory: Any, owner: str) -> Any:
+        index = memory.open_index()
+        try:
+            lease = _maintenance.Lease(memory, index, owner)
+            return lease if lease.take() else None
+        finally:
+            index.close()
+
+    monkeypatch.setattr(_serve, "claim_lease", claim)
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -1534,6 +1548,13 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-160"),
         _malformed_settings_ignored,
+    ),
+    Broken(
+        "lease-taken-for-nothing",
+        "a background_on_idle session_start takes the lease with no journal to backfill",
+        ("backfill",),
+        _ids("JM-PROTO-180"),
+        _lease_taken_for_nothing,
     ),
     Broken(
         "booleans-as-integers",

@@ -263,10 +263,9 @@ def _entry_text(
     return None, "", None, None
 
 
-def extract(obj: Any, withheld_calls: set[str]) -> Extracted | None:
-    """The entry a parsed line carries, or None (header, metadata, empty text, unknown type or role)."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
-        return None
+def extract(obj: dict[str, Any], withheld_calls: set[str]) -> Extracted | None:
+    """The entry a parsed line with a string `id` carries (its callers check both), or None (header,
+    metadata, empty text, unknown type or role)."""
     kind, text, role, tool = _entry_text(obj, withheld_calls)
     if kind is None or not text:
         return None

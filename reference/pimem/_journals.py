@@ -257,13 +257,12 @@ class Catalog:
     def recent(self, count: int) -> list[str]:
         """The `count` journals written last, as far as the catalog knows."""
         with self._lock:
-            found = self._found
-            if found is None:
-                return self._recent.last or []  # what it was at the last refresh
 
             def newest() -> list[str]:
-                journals = heapq.nlargest(count, found.journals, key=lambda journal: journal.mtime_ns)
-                return [journal.path for journal in journals]
+                looks = (self._looks[path] for path in self._paths if path in self._looks)
+                journals = [look.journal for look in looks if look.journal is not None]
+                newest = heapq.nlargest(count, journals, key=lambda journal: journal.mtime_ns)
+                return [journal.path for journal in newest]
 
             return self._recent.get(self.version, newest)
 

@@ -23,11 +23,6 @@ class Memo(Generic[V]):
         self._key: Hashable = _UNSET
         self._value: V | None = None
 
-    @property
-    def last(self) -> V | None:
-        """The value computed last, None before the first."""
-        return self._value
-
     def get(self, key: Hashable, compute: Callable[[], V], rekey: Callable[[], Hashable] | None = None) -> V:
         """The value for `key`: the remembered one while the key is the same, else computed now.
         `rekey` reads the key again after computing, for a computation that moves its own key."""

@@ -710,12 +710,10 @@ _VENDOR_NAMED = (
 
 def _private_key(text: str, position: int) -> Iterable[Span]:
     """A PEM private-key block from its BEGIN line to its END line; one cut off before its END line
-    runs to the end of the text."""
+    runs to the end of the text. `position` is where the rule's keyword `-----BEGIN ` starts."""
     header_end = text.find("-----", position + 11)
     label = text[position + 11 : header_end] if header_end >= 0 else ""
     if header_end < 0 or "\n" in label or not label.endswith(("PRIVATE KEY", "PRIVATE KEY BLOCK")):
-        return _NONE
-    if not text.startswith("-----BEGIN ", position):
         return _NONE
     limit = text.find(SEPARATOR, header_end)  # a text's block ends with the text
     limit = len(text) if limit < 0 else limit
@@ -944,8 +942,7 @@ _COOKIE_PAIR = re.compile(r"([\w.\-]+)=([^;\s\"\\]+)")
 def _cookie(text: str, position: int) -> Iterable[Span]:
     """Values of a Cookie or Set-Cookie header that look like session ids."""
     match = _COOKIE.match(text, position)
-    if match is None:
-        return _NONE
+    assert match is not None  # the rule is tried only where its keyword `cookie:` starts, so it matches
     start = match.start(1)
     return [
         (start + pair.start(2), start + pair.end(2))
