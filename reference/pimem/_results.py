@@ -81,15 +81,8 @@ class SearchFound(TypedDict):
     results: list[SearchResult]
 
 
-class SearchAnswer(TypedDict):
-    action: Literal["search"]
+class SearchAnswer(SearchFound):
     scope: ScopeName
-    query: str | None
-    match: Match
-    hint: str | None
-    limit: int
-    truncated: bool
-    results: list[SearchResult]
     indexing: Indexing
 
 
@@ -140,10 +133,8 @@ class Summaries(TypedDict):
     results: list[Summary]
 
 
-class SummariesAnswer(TypedDict):
-    action: Literal["summaries"]
+class SummariesAnswer(Summaries):
     scope: ScopeName
-    results: list[Summary]
     indexing: Indexing
 
 
