@@ -1193,6 +1193,11 @@ def _markers_one_short(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _redact, "_rule_spans", make)
 
 
+def _header_changes_unseen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A header rewritten in place with another cwd leaves the remembered scopes as they were."""
+    monkeypatch.setattr(_journals, "_identity", lambda journal: None)
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -1890,5 +1895,12 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-002", "JM-REDACT-020"),
         _markers_one_short,
+    ),
+    Broken(
+        "header-changes-unseen",
+        "a journal's header rewritten with another cwd keeps it in the scopes it was in",
+        ("scope",),
+        _ids("JM-SCOPE-004"),
+        _header_changes_unseen,
     ),
 )

@@ -1,15 +1,16 @@
 """Mutation testing of the reference against the conformance cases alone.
 
-`python -m pimem_tools.mutation run [--per-module N] [--seed S] [--modules a,b] [--jobs J]` enumerates the
-mutants of the core modules of `reference/pimem`, runs the conformance cases (single-process cases,
-no `reference/tests`) against each mutant, and writes `tools/mutation/results.json` with the tree it
-measured. A mutant is *killed* when some case fails or errors, *survived* otherwise.
+`python -m pimem_tools.mutation run [--per-module N] [--seed S] [--modules a,b] [--jobs J]`
+enumerates the mutants of the core modules of `reference/pimem`, runs the conformance cases (every
+scored case, no `reference/tests`) against each mutant, and writes `tools/mutation/results.json`
+with the tree it measured. A mutant is *killed* when some case fails or errors, *survived* otherwise.
 
 Each mutant is applied at import: a meta-path finder hands the interpreter the mutated source of
 its module before anything imports it, so every `from ._x import name` binds the mutated code and
-the suite cannot reach an unmutated copy (the trap of tools that copy the tree). `check` proves the
-set-up: a planted mutant that the suite must kill, killed through the same path, and the unmutated
-module, which every case passes.
+the suite cannot reach an unmutated copy (the trap of tools that copy the tree). The further
+processes of a multi-process case serve `mutated_server`, which applies the same mutant. `check`
+proves the set-up: a planted mutant that the suite must kill, killed through the same path, and
+the unmutated module, which every case passes.
 
 Speed: one traced run records which statements of the core modules each case executes (kept in
 `.cache/mutation/` per reference tree). A mutant changes one statement, so only the cases that
@@ -55,6 +56,7 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -384,12 +386,44 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         exec(compile(self.source, module.__file__, "exec"), module.__dict__)
 
 
+# The peer processes of a multi-process case are `python -m pimem_conformance.host` subprocesses;
+# they serve `mutated_server`, which applies the mutant this variable names before the reference
+# is imported, so every process of the case runs the same mutant.
+_MUTANT_ENV = "PIMEM_MUTANT"  # "<module>:<file holding the mutated source>"
+_PEER = "pimem_tools.mutation:mutated_server"
+
+
+def mutated_server() -> Any:
+    """A protocol server over the mutant `PIMEM_MUTANT` names (the unmutated one without it)."""
+    named = os.environ.get(_MUTANT_ENV, "")
+    if named and not any(isinstance(finder, _Finder) for finder in sys.meta_path):
+        module, _, path = named.partition(":")
+        sys.meta_path.insert(0, _Finder(f"pimem.{module}", Path(path).read_text(encoding="utf-8")))
+    from pimem._serve import ProtocolServer
+
+    return ProtocolServer()
+
+
+@contextlib.contextmanager
+def _mutant_installed(module: str, source: str) -> Iterator[None]:
+    """The mutant served to this process's imports and to the peers it starts."""
+    sys.meta_path.insert(0, _Finder(f"pimem.{module}", source))
+    with tempfile.TemporaryDirectory(prefix="pimem-mutant-") as folder:
+        path = Path(folder) / f"{module}.py"
+        path.write_text(source, encoding="utf-8")
+        os.environ[_MUTANT_ENV] = f"{module}:{path}"
+        try:
+            yield
+        finally:
+            del os.environ[_MUTANT_ENV]
+
+
 def _cases() -> list[Any]:
-    """Every case a mutant is measured on: the single-process cases still scored (peer processes
-    would import the unmutated module; withdrawn cases are history)."""
+    """Every case a mutant is measured on: the cases still scored (withdrawn cases are history),
+    multi-process ones too (their peers run the mutant as well)."""
     from pimem_conformance import load_cases, scored
 
-    return [case for case in load_cases() if case.processes == 1 and scored(case, None)]
+    return [case for case in load_cases() if scored(case, None)]
 
 
 def _run_cases_here(cases: Sequence[Any]) -> tuple[bool, str]:
@@ -398,7 +432,7 @@ def _run_cases_here(cases: Sequence[Any]) -> tuple[bool, str]:
     from pimem_conformance import Adapter, InProcessConnector, load_schemas, run_case
 
     schemas = load_schemas()
-    adapter = Adapter(InProcessConnector(ProtocolServer), schemas)
+    adapter = Adapter(InProcessConnector(ProtocolServer, target=_PEER), schemas)
     try:
         adapter.start()
         for case in cases:
@@ -414,8 +448,8 @@ def _run_cases_here(cases: Sequence[Any]) -> tuple[bool, str]:
 
 
 def _worker(module: str, source: str, only: Sequence[str] = ()) -> int:
-    sys.meta_path.insert(0, _Finder(f"pimem.{module}", source))
-    killed, by = _run_cases_here([case for case in _cases() if not only or case.id in only])
+    with _mutant_installed(module, source):
+        killed, by = _run_cases_here([case for case in _cases() if not only or case.id in only])
     print(json.dumps({"killed": killed, "by": by}))
     return 0
 
@@ -500,7 +534,7 @@ def _trace_cases() -> Coverage:
     from pimem_conformance import Adapter, InProcessConnector, load_schemas, run_case
 
     schemas = load_schemas()
-    adapter = Adapter(InProcessConnector(ProtocolServer), schemas)
+    adapter = Adapter(InProcessConnector(ProtocolServer, target=_PEER), schemas)
     adapter.start()
     seconds: dict[str, float] = {}
     try:
@@ -574,12 +608,12 @@ def _child(task: _Task, cases: dict[str, Any], write: int) -> None:
     """In a forked child: measure one mutant, write the verdict."""
     for loaded in [name for name in sys.modules if name == "pimem" or name.startswith("pimem.")]:
         del sys.modules[loaded]  # every module of the reference is imported again, over the mutant
-    sys.meta_path.insert(0, _Finder(f"pimem.{task.mutant.module}", task.source))
     chosen = list(cases.values()) if task.case_ids is None else [cases[i] for i in task.case_ids]
-    try:
-        killed, by = _run_cases_here(chosen)
-    except BaseException as error:  # whatever the mutant raised (SystemExit too) kills it
-        killed, by = True, f"raised {type(error).__name__}"
+    with _mutant_installed(task.mutant.module, task.source):
+        try:
+            killed, by = _run_cases_here(chosen)
+        except BaseException as error:  # whatever the mutant raised (SystemExit too) kills it
+            killed, by = True, f"raised {type(error).__name__}"
     os.write(write, json.dumps({"killed": killed, "by": by}).encode())
 
 
@@ -737,7 +771,7 @@ def run(
             "clean": _git("status", "--porcelain", "--", "reference") == "",
         },
         "operators": list(OPERATORS),
-        "cases": "every single-process conformance case (no reference/tests), each mutant against "
+        "cases": "every scored conformance case (no reference/tests), each mutant against "
         "the cases that execute its statement",
         "sample": {"per_module": per_module, "seed": seed, "jobs": jobs},
         "planted": {"mutant": f"{PLANTED[0]}: {PLANTED[1]} -> {PLANTED[2]}", "killed_by": planted["by"]},

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -172,6 +174,21 @@ def test_the_forked_path_of_a_run_kills_the_planted_mutant_and_spares_the_refere
     planted, unmutated = forked_verdicts(PLANTED[0], [planted_source(), original], CHECKED)
     assert planted["killed"] and planted["by"].startswith(PLANTED_KILLER), planted
     assert not unmutated["killed"], unmutated
+
+
+def test_a_peer_process_serves_the_mutant_its_parent_names(tmp_path: Path) -> None:
+    planted = tmp_path / f"{PLANTED[0]}.py"
+    planted.write_text(planted_source())
+    probe = (
+        "import pimem_tools.mutation as m; m.mutated_server(); "
+        "import pimem._tool as t; print(t._INTEGERS['limit'].high)"
+    )
+    for named, limit in ((f"{PLANTED[0]}:{planted}", "51"), ("", "50")):
+        env = {**os.environ, "PIMEM_MUTANT": named}
+        done = subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
+        )
+        assert done.stdout.strip() == limit, done.stderr[-2000:]
 
 
 def test_the_committed_results_are_consistent_and_name_a_tree_of_the_history() -> None:
