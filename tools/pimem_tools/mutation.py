@@ -219,8 +219,7 @@ _ENTRY_KEYS = {"module", "in", "line", "operator", "change", "occurrence", "kind
 def load_equivalents(path: Path = EQUIVALENT) -> list[Equivalent]:
     """The registry of equivalent mutants, checked: each entry names a core module, an operator, a
     kind, a one-line reason, and for an implementation-defined one the spec README's item."""
-    from pimem_conformance import spec_dir
-    from pimem_conformance._lint import implementation_defined_items
+    from pimem_conformance import implementation_defined_items, spec_dir
 
     if not path.is_file():
         return []
