@@ -85,7 +85,6 @@ def text_of(obj: dict[str, Any], withheld: set[str] | None = None) -> tuple[str,
         ({"type": "label", "id": "l", "targetId": "x", "label": "checkpoint"}, ("label", "checkpoint")),
         ({"type": "custom", "id": "s", "customType": "state", "data": {"text": "no"}}, None),
         ({"type": "model_change", "id": "m", "modelId": "x"}, None),
-        ({"type": "message", "message": {"role": "user", "content": "v1 line without id"}}, None),
         ({"type": "session", "id": "header", "cwd": "/x"}, None),
     ],
 )

@@ -48,3 +48,17 @@ def test_a_withheld_line_has_only_the_markers_terms(tmp_path: Path) -> None:
     marked = as_withheld(line)
     assert (marked.chars, marked.terms) == (len(WITHHELD), index_text(WITHHELD))
     assert marked._replace(chars=line.chars, terms=line.terms) == line  # nothing else changes
+
+
+def test_a_line_without_a_string_id_is_no_entry(tmp_path: Path) -> None:
+    """The id check lives here, before extraction (extract takes entry lines only)."""
+    kept = entry_line("e1", None, "a line with its id")
+    lines = [
+        header_line("s1", "/home/u/app"),
+        {"type": "message", "message": {"role": "user", "content": "v1 line without id"}},
+        {**entry_line("e0", None, "an id that is a number"), "id": 7},
+        kept,
+    ]
+    path = write_journal(tmp_path / "s1.jsonl", lines)
+    found = prepare(Task(str(path), 0, 1 << 20, frozenset()))
+    assert [(line.entry_id, line.kind) for line in found.lines] == [("e1", "user")]
