@@ -186,11 +186,11 @@ class Memory:
 
     def checked(self, scope: ScopeName, found: Discovery) -> datetime:
         """When the journals of a call's scope were last compared with the index: by the last full
-        discovery, or by a call in this scope. When that is too old to answer on (or in the future:
-        the clock was set back), they are compared again now (JM-INDEX-191)."""
+        discovery, or by a call in this scope. When that is too old to answer on, they are compared
+        again now (JM-INDEX-191). A comparison after `now` (the clock was set back) does not count."""
         key = (scope, self.config.cwd, self.config.session_file)
         now = self.now()
-        times = [moment for moment in (self.checked_at, self._checked.get(key)) if moment is not None]
+        times = [moment for moment in (self.checked_at, self._checked.get(key)) if moment and moment <= now]
         checked = max(times, default=None)
         if checked is not None and not self.recheck_due(checked, now):
             return checked
@@ -199,7 +199,7 @@ class Memory:
         return now
 
     def recheck_due(self, checked: datetime, now: datetime) -> bool:
-        return checked > now or now - checked > RECHECK_AFTER
+        return now - checked > RECHECK_AFTER
 
     def recheck(self, journals: list[Journal]) -> None:
         """Compare these journals with the index again: one stat each, a header read only where the

@@ -114,8 +114,13 @@ def test_past_the_bound_a_call_compares_its_scope_again_and_finds_what_grew(
     assert str(journals[APP][1]) not in stats  # (the grown one is among those written last now)
 
 
-def test_a_clock_set_back_before_the_last_comparison_compares_again(workspace: JournalWriter) -> None:
-    memory, _ = _memory(workspace)
+def test_a_clock_set_back_before_the_last_comparison_compares_again_once(
+    workspace: JournalWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory, journals = _memory(workspace)
     memory.clock = START - timedelta(seconds=5)
     details = _search(memory, "plain", scope="global")
     assert details["indexing"]["checkedAt"] == "2026-11-29T11:59:55.000Z"  # never later than the clock
+    stats = _stats(monkeypatch)
+    _search(memory, "plain", scope="global")  # that comparison counts from now on: no sweep again
+    assert not {str(path) for path in journals[APP][:20]} & set(stats)
