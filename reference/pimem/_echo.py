@@ -32,16 +32,10 @@ def echo(value: object) -> str:
 
 
 def _render(value: object, depth: int) -> str:
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
+    if value is None or isinstance(value, bool | float):
+        return json.dumps(value)  # a float as repr() writes it, or NaN, Infinity, -Infinity
     if isinstance(value, int):
         return _render_integer(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return repr(value)
     if isinstance(value, str):
         return _string(value)
     if isinstance(value, Mapping):

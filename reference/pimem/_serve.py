@@ -7,7 +7,6 @@ Each instance is one Pi process: its own clock, its own current session, its own
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import threading
@@ -76,20 +75,12 @@ def encode_response(response: dict[str, Any]) -> bytes:
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         pass
     try:
-        return json.dumps(_finite(response), ensure_ascii=True).encode() + b"\n"
+        # written, read back with every non-finite number as null, and written again
+        finite = json.loads(json.dumps(response), parse_constant=lambda constant: None)
+        return json.dumps(finite, ensure_ascii=True).encode() + b"\n"
     except (ValueError, RecursionError):
         failed = {"seq": None, "errored": True, "context": {"message": "the response could not be written"}}
         return orjson.dumps(failed) + b"\n"
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
 
 
 def _moment(value: Any) -> datetime:

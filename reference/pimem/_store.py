@@ -293,10 +293,10 @@ def probe_fts5() -> str | None:
     return None
 
 
-def fts5_tokens(texts: list[str], tokenizer: str | None = None) -> list[list[str]]:
-    """The terms the index's tokenizer (or another FTS5 `tokenize=` value) makes of each text, in
-    order (tokenizers elsewhere are checked against it)."""
-    tokenize = _TOKENIZER if tokenizer is None else f"tokenize='{tokenizer}'"
+def fts5_tokens(texts: list[str], tokenizer: str) -> list[list[str]]:
+    """The terms an FTS5 tokenizer (a `tokenize=` value) makes of each text, in order (tokenizers
+    elsewhere are checked against it)."""
+    tokenize = f"tokenize='{tokenizer}'"
     db = apsw.Connection(":memory:")
     try:
         db.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, {tokenize})")  # with offsets, for fts5vocab
