@@ -553,7 +553,7 @@ def _cjk_characters_only(monkeypatch: pytest.MonkeyPatch) -> None:
         def terms(query: str) -> Any:
             found = original(query)
             return [
-                dataclasses.replace(term, match=" AND ".join(f'"{unit}"' for unit in term.atoms), check=False)
+                dataclasses.replace(term, match=" AND ".join(f'"{a}" *' for a in term.atoms), check=False)
                 if term.check and term.whole is None
                 else term
                 for term in found

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pimem
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pimem import _terms
 from pimem._terms import (
     STOP_WORDS,
     atoms,
@@ -25,15 +27,15 @@ def _tokens(text: str) -> set[str]:
     return set(index_text(text).lower().split())
 
 
-def test_a_run_without_spaces_becomes_its_characters_and_pairs() -> None:
+def test_a_run_without_spaces_becomes_its_pairs_and_its_last_character() -> None:
     tokens = _tokens("数据库迁移")
-    assert {"数", "据", "库", "迁", "移", "数据", "据库", "库迁", "迁移"} <= tokens
-    assert "数据库迁移" not in tokens
+    assert tokens == {"数据", "据库", "库迁", "迁移", "移"}  # every character starts a token
+    assert _tokens("库") == {"库"}
 
 
 def test_a_character_keeps_its_marks() -> None:
-    assert {"น้", "ำ", "น้ำ"} <= _tokens("น้ำ")  # the tone mark stays on its letter
-    assert "น" not in _tokens("น้ำ")
+    assert _tokens("น้ำ") == {"น้ำ", "ำ"}  # the tone mark stays on its letter
+    assert _tokens("ถังน้ำ") == {"ถัง", "งน้", "น้ำ", "ำ"}
 
 
 def test_identifiers_keep_their_whole_and_add_their_parts() -> None:
@@ -48,6 +50,39 @@ def test_hex_ids_and_long_blobs_add_no_parts() -> None:
     assert index_text(blob) == blob
 
 
+# The definition the fast identifier finder must agree with: an ASCII letter/digit run, not inside
+# a longer one, with an internal boundary (lower→upper, upper run→word, letter↔digit).
+_IDENTIFIER_DEFINITION = re.compile(
+    r"(?<![A-Za-z0-9])(?=[A-Za-z0-9]*?(?:[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z][0-9]|[0-9][A-Za-z]))"
+    r"[A-Za-z0-9]+"
+)
+_PART_DEFINITION = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def _defined_parts(text: str) -> list[str]:
+    parts: list[str] = []
+    for identifier in dict.fromkeys(_IDENTIFIER_DEFINITION.findall(text)):
+        found = _PART_DEFINITION.findall(identifier)
+        if not re.fullmatch(r"[0-9a-f]{8,}", identifier) and len(found) <= 8:
+            parts += found
+    return parts
+
+
+_IDENTIFIER_TEXT = st.lists(
+    st.sampled_from(
+        [*"aZb9Q0xY_-. \n\t\r\x0b\x0c\x1c\x1f\u00a0\u2028éßİ٣ﬁ", "HTTP", "Server", "sha256", "deadbeef00"]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@given(_IDENTIFIER_TEXT)
+@settings(max_examples=400)
+def test_identifier_parts_follow_their_definition(text: str) -> None:
+    parts = _defined_parts(text)
+    assert index_text(text) == (text + "\n" + " ".join(parts) if parts else text)
+
+
 def test_harakat_are_dropped_on_both_sides() -> None:
     assert index_text("البَيَانَاتِ") == "البيانات"
     assert query_terms("البَيَانَاتِ")[0].text == "البيانات"
@@ -56,7 +91,8 @@ def test_harakat_are_dropped_on_both_sides() -> None:
 @pytest.mark.parametrize(
     ("query", "match", "check"),
     [
-        ("库", '"库"', False),
+        ("库", '"库" *', False),  # its pair with the next character, or the run's last
+        ("น", '"น" *', True),  # a Thai letter: the prefix also finds it carrying a mark
         ("外键", '"外键"', False),
         ("迁移失败", '"迁移" AND "移失" AND "失败"', True),
         ("backoff", '"backoff"', False),
@@ -162,3 +198,12 @@ def test_the_text_checks_find_what_they_must_and_not_what_they_must_not() -> Non
     assert holds_sequence(
         "a very long text " * 5000 + "exponential backoff", query_sequence("exponentialBackoff")
     )
+
+
+def test_the_shape_memory_stays_bounded_and_right() -> None:
+    for n in range(_terms._MAX_SHAPES + 10):
+        shape = format(n, "b").translate(str.maketrans("01", "aA")).encode()
+        assert _terms._BOUNDED[shape] == (b"aA" in shape or b"AAa" in shape)
+        assert len(_terms._BOUNDED) <= _terms._MAX_SHAPES
+    blob = b"aA0" * 100  # a long run is judged, not remembered
+    assert _terms._BOUNDED[blob] and blob not in _terms._BOUNDED
