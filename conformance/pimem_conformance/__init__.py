@@ -45,7 +45,7 @@ from pimem_conformance._expect import (
     strings_in,
 )
 from pimem_conformance._jsjson import dumps_like_js, js_number
-from pimem_conformance._lint import lint_spec
+from pimem_conformance._lint import implementation_defined_items, lint_spec
 from pimem_conformance._model import project_root, redacted_text
 from pimem_conformance._paths import (
     examples_dir,
@@ -115,6 +115,7 @@ __all__ = [
     "examples_dir",
     "fixtures_dir",
     "freeze_release",
+    "implementation_defined_items",
     "journals",
     "js_number",
     "judge_case",

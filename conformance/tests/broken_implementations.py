@@ -1196,6 +1196,28 @@ def _session_id_prefix_matches(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _memory.Memory, "journals", make)
 
 
+def _verify_reindexes_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verify pass takes every journal's prefix for changed, and reindexes each in full."""
+    monkeypatch.setattr(_index, "prefix_digest", lambda path, end, max_line_bytes: b"changed!")
+
+
+def _markers_one_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every windowed rule's span ends one character early: a marker leaves a secret's last character."""
+
+    def make(original: Any) -> Any:
+        def spans(text: str, offset: int, whole: bool) -> list[Any]:
+            return [(start, end - 1, priority) for start, end, priority in original(text, offset, whole)]
+
+        return spans
+
+    _wrap(monkeypatch, _redact, "_rule_spans", make)
+
+
+def _header_changes_unseen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A header rewritten in place with another cwd leaves the remembered scopes as they were."""
+    monkeypatch.setattr(_journals, "_identity", lambda journal: None)
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -1893,5 +1915,26 @@ BROKEN: tuple[Broken, ...] = (
         ("scope",),
         _ids("JM-SCOPE-120"),
         _session_id_prefix_matches,
+    ),
+    Broken(
+        "verify-reindexes-everything",
+        "index --verify reindexes every journal, changed or not",
+        ("commands",),
+        _ids("JM-CMD-200"),
+        _verify_reindexes_everything,
+    ),
+    Broken(
+        "markers-one-short",
+        "a marker leaves the last character of the secret it replaces",
+        ("redaction",),
+        _ids("JM-REDACT-002", "JM-REDACT-020"),
+        _markers_one_short,
+    ),
+    Broken(
+        "header-changes-unseen",
+        "a journal's header rewritten with another cwd keeps it in the scopes it was in",
+        ("scope",),
+        _ids("JM-SCOPE-004"),
+        _header_changes_unseen,
     ),
 )

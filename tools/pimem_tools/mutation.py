@@ -1,15 +1,16 @@
 """Mutation testing of the reference against the conformance cases alone.
 
-`python -m pimem_tools.mutation run [--per-module N] [--modules a,b] [--jobs J]` enumerates the
-mutants of the core modules of `reference/pimem`, runs the conformance cases (single-process cases,
-no `reference/tests`) against each mutant, and writes `tools/mutation/results.json` with the tree it
-measured. A mutant is *killed* when some case fails or errors, *survived* otherwise.
+`python -m pimem_tools.mutation run [--per-module N] [--seed S] [--modules a,b] [--jobs J]`
+enumerates the mutants of the core modules of `reference/pimem`, runs the conformance cases (every
+scored case, no `reference/tests`) against each mutant, and writes `tools/mutation/results.json`
+with the tree it measured. A mutant is *killed* when some case fails or errors, *survived* otherwise.
 
 Each mutant is applied at import: a meta-path finder hands the interpreter the mutated source of
 its module before anything imports it, so every `from ._x import name` binds the mutated code and
-the suite cannot reach an unmutated copy (the trap of tools that copy the tree). `check` proves the
-set-up: a planted mutant that the suite must kill, killed through the same path, and the unmutated
-module, which every case passes.
+the suite cannot reach an unmutated copy (the trap of tools that copy the tree). The further
+processes of a multi-process case serve `mutated_server`, which applies the same mutant. `check`
+proves the set-up: a planted mutant that the suite must kill, killed through the same path, and
+the unmutated module, which every case passes.
 
 Speed: one traced run records which statements of the core modules each case executes (kept in
 `.cache/mutation/` per reference tree). A mutant changes one statement, so only the cases that
@@ -23,9 +24,22 @@ The operator set is fixed:
 - `compare`: a comparison flipped (`==`/`!=`, `<`/`>=`, `>`/`<=`, `in`/`not in`, `is`/`is not`);
 - `boolean`: `True`/`False` swapped, and `not x` replaced by `x`;
 - `boolop`: `and`/`or` swapped;
-- `int`: an integer constant plus one and minus one (two mutants);
+- `int`: an integer constant plus one and minus one (two mutants), except the arguments of a
+  `functools.lru_cache(...)` decorator: a memo's size, which no answer of the pure function it
+  memoizes can show (every memoized function of the core modules is pure), so no case could ever
+  kill it and calling each one equivalent would only spend the cap below;
 - `statement`: a statement that is a call removed (replaced by `pass`);
 - `return`: a returned value replaced by `None`.
+
+Equivalent mutants: `tools/mutation/equivalent.json` lists the mutants called equivalent, each with
+a one-line reason: `equivalent` (no input through the protocol tells it apart) or
+`implementation-defined` with the item of spec/README.md's list that frees the behaviour it
+changes. An entry names its mutant by module, enclosing function, stripped source line, operator,
+change and occurrence on that line (`show module:index` prints them), never by its index, which
+shifts with every edit above it. At most `EQUIVALENT_CAP` (3 %) of all the core modules' mutants
+may be listed. A run does not run the listed ones, reports them apart, and gives each module's kill
+rate twice: raw (killed / sampled) and over the non-equivalent mutants (killed / (sampled -
+equivalent)).
 """
 
 from __future__ import annotations
@@ -33,6 +47,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -41,6 +56,7 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -50,12 +66,18 @@ from typing import Any
 
 __all__ = [
     "CORE_MODULES",
+    "EQUIVALENT",
+    "EQUIVALENT_CAP",
+    "KINDS",
     "OPERATORS",
     "PLANTED_KILLER",
+    "Equivalent",
     "Mutant",
     "apply",
     "check",
+    "equivalent_mutants",
     "forked_verdicts",
+    "load_equivalents",
     "mutants",
     "planted_source",
     "run_mutant",
@@ -64,7 +86,20 @@ __all__ = [
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "reference" / "pimem"
 RESULTS = REPO / "tools" / "mutation" / "results.json"
-CORE_MODULES = ("_scope", "_query", "_journals", "_extract", "_redact", "_index", "_store")
+EQUIVALENT = REPO / "tools" / "mutation" / "equivalent.json"
+EQUIVALENT_CAP = 0.03  # at most this share of all the core modules' mutants may be called equivalent
+KINDS = ("equivalent", "implementation-defined")
+CORE_MODULES = (
+    "_scope",
+    "_query",
+    "_terms",
+    "_journals",
+    "_extract",
+    "_redact",
+    "_prepare",
+    "_index",
+    "_store",
+)
 OPERATORS = ("compare", "boolean", "boolop", "int", "statement", "return")
 _FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Eq: ast.NotEq,
@@ -87,23 +122,48 @@ PLANTED_KILLER = "search-limit-invalid-over-fifty"
 @dataclass(frozen=True)
 class Mutant:
     module: str  # "_query"
-    index: int  # the n-th mutation site of the module, in walk order
+    index: int  # the n-th mutation site of the module, in walk order (shifts with edits)
     operator: str
     line: int
     description: str
+    text: str = ""  # the source line it changes, stripped
+    where: str = ""  # the qualified name of the function or class holding it ("" at module level)
+    occurrence: int = 0  # among the mutants with the same line, operator and change, the n-th
 
     @property
     def name(self) -> str:
         return f"{self.module}:{self.index}"
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str, int]:
+        """What names the mutant across edits elsewhere in its module (the equivalents' key)."""
+        return (self.module, self.where, self.text, self.operator, self.description, self.occurrence)
 
 
 def _returns_none(value: ast.expr) -> bool:
     return isinstance(value, ast.Constant) and value.value is None
 
 
+def _memo_sizes(tree: ast.AST) -> set[int]:
+    """The ids of the constants in a `functools.lru_cache(...)` decorator: a memo's size, which no
+    answer of the pure function it memoizes can show (left out of the `int` operator)."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for decorator in node.decorator_list:
+                called = decorator.func if isinstance(decorator, ast.Call) else None
+                name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
+                if name == "lru_cache":
+                    skipped |= {id(inner) for inner in ast.walk(decorator) if isinstance(inner, ast.Constant)}
+    return skipped
+
+
 def _sites(tree: ast.AST) -> Iterator[tuple[ast.AST, str, int, str]]:
     """(node, operator, variant, description) of every mutation, in a stable walk order."""
+    memo_sizes = _memo_sizes(tree)
     for node in ast.walk(tree):
+        if id(node) in memo_sizes:
+            continue
         if isinstance(node, ast.Compare):
             for number, op in enumerate(node.ops):
                 if type(op) in _FLIPPED:
@@ -128,16 +188,146 @@ def _sites(tree: ast.AST) -> Iterator[tuple[ast.AST, str, int, str]]:
             yield node, "return", 0, "return value -> None"
 
 
+@dataclass(frozen=True)
+class Equivalent:
+    """A mutant called equivalent, with its reason: one entry of `tools/mutation/equivalent.json`."""
+
+    module: str
+    where: str
+    line: str
+    operator: str
+    change: str
+    kind: str  # "equivalent": no input tells it apart; "implementation-defined": the README frees it
+    reason: str
+    readme_item: int | None
+    occurrence: int = 0
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str, int]:
+        return (self.module, self.where, self.line, self.operator, self.change, self.occurrence)
+
+    def describe(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"kind": self.kind, "reason": self.reason}
+        if self.readme_item is not None:
+            found["readme_item"] = self.readme_item
+        return found
+
+
+_ENTRY_KEYS = {"module", "in", "line", "operator", "change", "occurrence", "kind", "reason", "readme_item"}
+
+
+def load_equivalents(path: Path = EQUIVALENT) -> list[Equivalent]:
+    """The registry of equivalent mutants, checked: each entry names a core module, an operator, a
+    kind, a one-line reason, and for an implementation-defined one the spec README's item."""
+    from pimem_conformance import implementation_defined_items, spec_dir
+
+    if not path.is_file():
+        return []
+    items = implementation_defined_items(spec_dir())
+    found: list[Equivalent] = []
+    for number, raw in enumerate(json.loads(path.read_text(encoding="utf-8"))["mutants"]):
+        where = f"{path.name} entry {number}"
+        if not isinstance(raw, dict) or set(raw) - _ENTRY_KEYS:
+            raise ValueError(f"{where}: an object with keys among {sorted(_ENTRY_KEYS)}, got {raw!r}")
+        if raw.get("module") not in CORE_MODULES or raw.get("operator") not in OPERATORS:
+            raise ValueError(f"{where}: module one of {CORE_MODULES}, operator one of {OPERATORS}")
+        if raw.get("kind") not in KINDS:
+            raise ValueError(f'{where}: kind is one of {KINDS}, e.g. "kind": "equivalent"')
+        reason = raw.get("reason")
+        if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
+            raise ValueError(
+                f'{where}: a one-line reason, e.g. "any positive chunk size reads the same lines"'
+            )
+        item = raw.get("readme_item")
+        if (raw["kind"] == "implementation-defined") != (item is not None) or (
+            item is not None and item not in items
+        ):
+            raise ValueError(
+                f"{where}: an implementation-defined mutant names its item of spec/README.md's "
+                f"implementation-defined list ({', '.join(map(str, sorted(items)))}) in readme_item; "
+                "an equivalent one names none"
+            )
+        for text in ("in", "line", "change"):
+            if not isinstance(raw.get(text, ""), str):
+                raise ValueError(f"{where}: {text} is a string")
+        occurrence = raw.get("occurrence", 0)
+        if type(occurrence) is not int or occurrence < 0:
+            raise ValueError(f"{where}: occurrence is a count from 0, as `show` prints it")
+        found.append(
+            Equivalent(
+                raw["module"],
+                raw.get("in", ""),
+                raw["line"],
+                raw["operator"],
+                raw["change"],
+                raw["kind"],
+                reason,
+                item,
+                occurrence,
+            )
+        )
+    return found
+
+
+def equivalent_mutants(entries: Sequence[Equivalent]) -> dict[str, Any]:
+    """Which mutants of today's core modules the registry calls equivalent, its share of the whole
+    population against the cap, and the entries that name no mutant any more (stale)."""
+    by_key = {entry.key: entry for entry in entries}
+    population = {module: mutants(module) for module in CORE_MODULES}
+    matched = {key: 0 for key in by_key}
+    per_module: dict[str, dict[str, int]] = {}
+    for module, found in population.items():
+        called = 0
+        for mutant in found:
+            if mutant.key in by_key:
+                matched[mutant.key] += 1
+                called += 1
+        per_module[module] = {"mutants": len(found), "equivalent": called}
+    total = sum(figures["mutants"] for figures in per_module.values())
+    called_all = sum(figures["equivalent"] for figures in per_module.values())
+    return {
+        "entries": len(entries),
+        "population": total,
+        "equivalent": called_all,
+        "share": round(called_all / total, 4) if total else 0.0,
+        "cap": EQUIVALENT_CAP,
+        "modules": per_module,
+        "stale": [list(key) for key, count in matched.items() if count == 0],
+    }
+
+
 def _source(module: str) -> str:
     return (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
 
 
+def _holders(tree: ast.AST) -> dict[int, str]:
+    """For each node's id, the qualified name of the innermost function or class holding it."""
+    holders: dict[int, str] = {}
+
+    def visit(node: ast.AST, where: str) -> None:
+        holders[id(node)] = where
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            where = f"{where}.{node.name}" if where else node.name
+        for child in ast.iter_child_nodes(node):
+            visit(child, where)
+
+    visit(tree, "")
+    return holders
+
+
 def mutants(module: str) -> list[Mutant]:
-    tree = ast.parse(_source(module))
-    return [
-        Mutant(module, number, operator, getattr(node, "lineno", 0), description)
-        for number, (node, operator, _variant, description) in enumerate(_sites(tree))
-    ]
+    source = _source(module)
+    tree = ast.parse(source)
+    lines, holders = source.splitlines(), _holders(tree)
+    found: list[Mutant] = []
+    seen: dict[tuple[str, ...], int] = {}
+    for number, (node, operator, _variant, description) in enumerate(_sites(tree)):
+        line = getattr(node, "lineno", 0)
+        text = lines[line - 1].strip() if line else ""
+        same = (holders[id(node)], text, operator, description)
+        seen[same] = occurrence = seen.get(same, -1) + 1
+        found.append(Mutant(module, number, operator, line, description, text, holders[id(node)], occurrence))
+    return found
 
 
 class _Mutate(ast.NodeTransformer):
@@ -195,12 +385,44 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         exec(compile(self.source, module.__file__, "exec"), module.__dict__)
 
 
+# The peer processes of a multi-process case are `python -m pimem_conformance.host` subprocesses;
+# they serve `mutated_server`, which applies the mutant this variable names before the reference
+# is imported, so every process of the case runs the same mutant.
+_MUTANT_ENV = "PIMEM_MUTANT"  # "<module>:<file holding the mutated source>"
+_PEER = "pimem_tools.mutation:mutated_server"
+
+
+def mutated_server() -> Any:
+    """A protocol server over the mutant `PIMEM_MUTANT` names (the unmutated one without it)."""
+    named = os.environ.get(_MUTANT_ENV, "")
+    if named and not any(isinstance(finder, _Finder) for finder in sys.meta_path):
+        module, _, path = named.partition(":")
+        sys.meta_path.insert(0, _Finder(f"pimem.{module}", Path(path).read_text(encoding="utf-8")))
+    from pimem._serve import ProtocolServer
+
+    return ProtocolServer()
+
+
+@contextlib.contextmanager
+def _mutant_installed(module: str, source: str) -> Iterator[None]:
+    """The mutant served to this process's imports and to the peers it starts."""
+    sys.meta_path.insert(0, _Finder(f"pimem.{module}", source))
+    with tempfile.TemporaryDirectory(prefix="pimem-mutant-") as folder:
+        path = Path(folder) / f"{module}.py"
+        path.write_text(source, encoding="utf-8")
+        os.environ[_MUTANT_ENV] = f"{module}:{path}"
+        try:
+            yield
+        finally:
+            del os.environ[_MUTANT_ENV]
+
+
 def _cases() -> list[Any]:
-    """Every case a mutant is measured on: the single-process cases still scored (peer processes
-    would import the unmutated module; withdrawn cases are history)."""
+    """Every case a mutant is measured on: the cases still scored (withdrawn cases are history),
+    multi-process ones too (their peers run the mutant as well)."""
     from pimem_conformance import load_cases, scored
 
-    return [case for case in load_cases() if case.processes == 1 and scored(case, None)]
+    return [case for case in load_cases() if scored(case, None)]
 
 
 def _run_cases_here(cases: Sequence[Any]) -> tuple[bool, str]:
@@ -209,7 +431,7 @@ def _run_cases_here(cases: Sequence[Any]) -> tuple[bool, str]:
     from pimem_conformance import Adapter, InProcessConnector, load_schemas, run_case
 
     schemas = load_schemas()
-    adapter = Adapter(InProcessConnector(ProtocolServer), schemas)
+    adapter = Adapter(InProcessConnector(ProtocolServer, target=_PEER), schemas)
     try:
         adapter.start()
         for case in cases:
@@ -225,8 +447,8 @@ def _run_cases_here(cases: Sequence[Any]) -> tuple[bool, str]:
 
 
 def _worker(module: str, source: str, only: Sequence[str] = ()) -> int:
-    sys.meta_path.insert(0, _Finder(f"pimem.{module}", source))
-    killed, by = _run_cases_here([case for case in _cases() if not only or case.id in only])
+    with _mutant_installed(module, source):
+        killed, by = _run_cases_here([case for case in _cases() if not only or case.id in only])
     print(json.dumps({"killed": killed, "by": by}))
     return 0
 
@@ -311,7 +533,7 @@ def _trace_cases() -> Coverage:
     from pimem_conformance import Adapter, InProcessConnector, load_schemas, run_case
 
     schemas = load_schemas()
-    adapter = Adapter(InProcessConnector(ProtocolServer), schemas)
+    adapter = Adapter(InProcessConnector(ProtocolServer, target=_PEER), schemas)
     adapter.start()
     seconds: dict[str, float] = {}
     try:
@@ -337,7 +559,11 @@ def _trace_cases() -> Coverage:
 
 
 def _coverage_file(tree: str) -> Path:
-    return REPO / ".cache" / "mutation" / f"coverage-{tree[:12]}.json"
+    """The trace's file: traced anew for another reference tree, module set or set of cases."""
+    traced = hashlib.sha256(",".join(CORE_MODULES).encode())
+    for path in sorted((REPO / "spec" / "cases").glob("*.json")):
+        traced.update(path.read_bytes())
+    return REPO / ".cache" / "mutation" / f"coverage-{tree[:12]}-{traced.hexdigest()[:12]}.json"
 
 
 def _read_trace(path: Path) -> Coverage:
@@ -347,8 +573,8 @@ def _read_trace(path: Path) -> Coverage:
 
 
 def load_coverage() -> Coverage:
-    """The trace of today's reference tree, traced once and kept in `.cache/mutation/` (traced
-    again whenever `reference/` has uncommitted changes)."""
+    """The trace of today's reference tree and cases, traced once and kept in `.cache/mutation/`
+    (traced again whenever `reference/` has uncommitted changes)."""
     path = _coverage_file(_git("rev-parse", "HEAD:reference"))
     if _git("status", "--porcelain", "--", "reference") == "" and path.is_file():
         return _read_trace(path)
@@ -381,12 +607,12 @@ def _child(task: _Task, cases: dict[str, Any], write: int) -> None:
     """In a forked child: measure one mutant, write the verdict."""
     for loaded in [name for name in sys.modules if name == "pimem" or name.startswith("pimem.")]:
         del sys.modules[loaded]  # every module of the reference is imported again, over the mutant
-    sys.meta_path.insert(0, _Finder(f"pimem.{task.mutant.module}", task.source))
     chosen = list(cases.values()) if task.case_ids is None else [cases[i] for i in task.case_ids]
-    try:
-        killed, by = _run_cases_here(chosen)
-    except BaseException as error:  # whatever the mutant raised (SystemExit too) kills it
-        killed, by = True, f"raised {type(error).__name__}"
+    with _mutant_installed(task.mutant.module, task.source):
+        try:
+            killed, by = _run_cases_here(chosen)
+        except BaseException as error:  # whatever the mutant raised (SystemExit too) kills it
+            killed, by = True, f"raised {type(error).__name__}"
     os.write(write, json.dumps({"killed": killed, "by": by}).encode())
 
 
@@ -464,6 +690,21 @@ def _sample(module: str, per_module: int | None, seed: int) -> list[Mutant]:
     return sorted(random.Random(f"{seed}:{module}").sample(every, per_module), key=lambda m: m.index)
 
 
+def _rate(killed: int, of: int) -> float | None:
+    return round(killed / of, 4) if of else None
+
+
+def _named(mutant: Mutant) -> dict[str, Any]:
+    return {
+        "mutant": mutant.name,
+        "operator": mutant.operator,
+        "line": mutant.line,
+        "in": mutant.where,
+        "text": mutant.text,
+        "description": mutant.description,
+    }
+
+
 def run(
     modules: Sequence[str], per_module: int | None, seed: int, output: Path, jobs: int = 1
 ) -> dict[str, Any]:
@@ -471,11 +712,20 @@ def run(
     planted, control = check()
     if not planted["killed"] or control["killed"]:
         raise SystemExit(f"the set-up is broken: planted {planted}, unmutated {control}")
+    entries = load_equivalents()
+    registry = equivalent_mutants(entries)
+    if registry["share"] > EQUIVALENT_CAP:
+        raise SystemExit(
+            f"{registry['equivalent']} mutants called equivalent: over the {EQUIVALENT_CAP:.0%} cap"
+        )
+    called = {entry.key: entry for entry in entries}
     traced = load_coverage()
     tasks: list[_Task] = []
     unreached: list[Mutant] = []
     for module in modules:
         for mutant in _sample(module, per_module, seed):
+            if mutant.key in called:
+                continue  # not run: the registry gives its reason
             chosen = traced.cases_for(mutant, statement_of(mutant))
             if chosen == []:
                 unreached.append(mutant)
@@ -492,28 +742,27 @@ def run(
     results: dict[str, Any] = {}
     for module in modules:
         sample = _sample(module, per_module, seed)
-        survived = [
-            {
-                "mutant": mutant.name,
-                "operator": mutant.operator,
-                "line": mutant.line,
-                "description": mutant.description,
-                "reached": verdicts[mutant.name]["by"] != "no case executes it",
-            }
-            for mutant in sample
-            if not verdicts[mutant.name]["killed"]
+        equivalent = [
+            {**_named(mutant), **called[mutant.key].describe()} for mutant in sample if mutant.key in called
         ]
-        killed = len(sample) - len(survived)
+        survived = [
+            {**_named(mutant), "reached": verdicts[mutant.name]["by"] != "no case executes it"}
+            for mutant in sample
+            if mutant.key not in called and not verdicts[mutant.name]["killed"]
+        ]
+        killed = len(sample) - len(survived) - len(equivalent)
         results[module] = {
             "mutants_in_module": len(mutants(module)),
             "sampled": len(sample),
             "killed": killed,
             "survived": survived,
-            "equivalent": [],
-            "kill_rate": round(killed / len(sample), 4) if sample else None,
+            "equivalent": equivalent,
+            "kill_rate": _rate(killed, len(sample)),
+            "kill_rate_non_equivalent": _rate(killed, len(sample) - len(equivalent)),
         }
     sampled = sum(r["sampled"] for r in results.values())
     killed_all = sum(r["killed"] for r in results.values())
+    equivalent_all = sum(len(r["equivalent"]) for r in results.values())
     content = {
         "trees": {
             "reference": _git("rev-parse", "HEAD:reference"),
@@ -521,7 +770,7 @@ def run(
             "clean": _git("status", "--porcelain", "--", "reference") == "",
         },
         "operators": list(OPERATORS),
-        "cases": "every single-process conformance case (no reference/tests), each mutant against "
+        "cases": "every scored conformance case (no reference/tests), each mutant against "
         "the cases that execute its statement",
         "sample": {"per_module": per_module, "seed": seed, "jobs": jobs},
         "planted": {"mutant": f"{PLANTED[0]}: {PLANTED[1]} -> {PLANTED[2]}", "killed_by": planted["by"]},
@@ -529,13 +778,45 @@ def run(
         "overall": {
             "sampled": sampled,
             "killed": killed_all,
-            "kill_rate": round(killed_all / sampled, 4) if sampled else None,
+            "equivalent": equivalent_all,
+            "kill_rate": _rate(killed_all, sampled),
+            "kill_rate_non_equivalent": _rate(killed_all, sampled - equivalent_all),
+        },
+        "equivalent_registry": {
+            key: registry[key] for key in ("entries", "population", "equivalent", "share", "cap")
         },
         "seconds": round(time.time() - started),
     }
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
     return content
+
+
+def _show(name: str) -> dict[str, Any]:
+    """A mutant by its run name: where it is, what it changes, and the entry that would call it
+    equivalent (reason to be written)."""
+    module, _, index = name.partition(":")
+    mutant = mutants(module)[int(index)]
+    statement = statement_of(mutant)
+    before = ast.unparse(ast.parse(_source(module))).splitlines()
+    after = apply(mutant).splitlines()
+    changed = [f"- {old}\n+ {new}" for old, new in zip(before, after, strict=False) if old != new][:1]
+    return {
+        "mutant": name,
+        "line": mutant.line,
+        "statement_line": statement,
+        "diff": changed[0] if changed else "",
+        "entry": {
+            "module": mutant.module,
+            "in": mutant.where,
+            "line": mutant.text,
+            "operator": mutant.operator,
+            "change": mutant.description,
+            **({"occurrence": mutant.occurrence} if mutant.occurrence else {}),
+            "kind": "equivalent",
+            "reason": "",
+        },
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -550,6 +831,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs.add_argument("--output", type=Path, default=RESULTS)
     runs.add_argument("--jobs", type=int, default=1, help="mutants run at once (each in its own interpreter)")
     commands.add_parser("check", help="the planted mutant must be killed")
+    show = commands.add_parser("show", help="a mutant's changed line and its equivalent.json key")
+    show.add_argument("mutant", nargs="+", help="module:index, as a run prints it")
     trace = commands.add_parser("trace", help=argparse.SUPPRESS)
     trace.add_argument("path", type=Path)
     worker = commands.add_parser("worker", help=argparse.SUPPRESS)
@@ -561,6 +844,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if options.command == "worker":
         return _worker(options.module, sys.stdin.read(), options.cases)
+    if options.command == "show":
+        for name in options.mutant:
+            print(json.dumps(_show(name), indent=2, ensure_ascii=False))
+        return 0
     if options.command == "check":
         planted, control = check()
         print(json.dumps({"planted": planted, "unmutated": control}))

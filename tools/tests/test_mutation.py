@@ -9,20 +9,28 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 from pimem_tools.mutation import (
     CORE_MODULES,
+    EQUIVALENT_CAP,
+    KINDS,
     OPERATORS,
     PLANTED,
     PLANTED_KILLER,
     REPO,
     RESULTS,
+    Equivalent,
     apply,
     check,
+    equivalent_mutants,
     forked_verdicts,
+    load_equivalents,
     mutants,
     planted_source,
 )
@@ -30,6 +38,105 @@ from pimem_tools.mutation import (
 
 def _git(*argv: str) -> str:
     return subprocess.run(["git", *argv], cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_the_core_modules_are_the_indexing_and_search_pipeline() -> None:
+    pipeline = {
+        "_scope",
+        "_query",
+        "_terms",
+        "_journals",
+        "_extract",
+        "_redact",
+        "_prepare",
+        "_index",
+        "_store",
+    }
+    assert set(CORE_MODULES) == pipeline
+
+
+def test_a_memo_size_is_no_mutation_site_but_other_integers_are() -> None:
+    found = mutants("_terms")
+    assert "@functools.lru_cache(maxsize=512)" in (REPO / "reference" / "pimem" / "_terms.py").read_text()
+    assert not [mutant for mutant in found if "lru_cache" in mutant.text]
+    assert [mutant for mutant in found if mutant.operator == "int"]
+
+
+def test_the_equivalents_are_within_the_cap_each_with_a_reason_and_name_todays_mutants() -> None:
+    entries = load_equivalents()
+    registry = equivalent_mutants(entries)
+    assert registry["share"] <= EQUIVALENT_CAP, registry
+    assert registry["equivalent"] >= len(entries) - len(registry["stale"])  # each live entry names a mutant
+    if registry["stale"]:
+        warnings.warn(
+            f"equivalent.json entries that name no mutant any more: {registry['stale']}", stacklevel=1
+        )
+
+
+def test_an_equivalent_entry_is_refused_without_a_reason_or_with_an_unknown_readme_item(
+    tmp_path: Path,
+) -> None:
+    good = {"module": "_scope", "in": "f", "line": "x = 1", "operator": "int", "change": "1 -> 2"}
+    path = tmp_path / "equivalent.json"
+    path.write_text(json.dumps({"mutants": [{**good, "kind": "equivalent", "reason": "any x reads alike"}]}))
+    assert load_equivalents(path) == [
+        Equivalent("_scope", "f", "x = 1", "int", "1 -> 2", "equivalent", "any x reads alike", None)
+    ]
+    refused = [
+        {**good, "kind": "equivalent", "reason": ""},
+        {**good, "kind": "equivalent", "reason": "two\nlines"},
+        {**good, "kind": "implementation-defined", "reason": "ranking", "readme_item": 999},
+        {**good, "kind": "implementation-defined", "reason": "ranking"},
+        {**good, "kind": "equivalent", "reason": "ok", "readme_item": 1},
+        {**good, "kind": "probably", "reason": "ok"},
+        {**good, "module": "_tool", "kind": "equivalent", "reason": "ok"},
+    ]
+    for entry in refused:
+        path.write_text(json.dumps({"mutants": [entry]}))
+        with pytest.raises(ValueError):
+            load_equivalents(path)
+    path.write_text(
+        json.dumps(
+            {"mutants": [{**good, "kind": "implementation-defined", "reason": "rank", "readme_item": 1}]}
+        )
+    )
+    assert load_equivalents(path)[0].readme_item == 1
+
+
+def test_an_equivalent_entry_names_a_mutant_by_its_text_not_its_number() -> None:
+    mutant = mutants("_scope")[3]
+    entry = Equivalent(
+        mutant.module,
+        mutant.where,
+        mutant.text,
+        mutant.operator,
+        mutant.description,
+        "equivalent",
+        "r",
+        None,
+        mutant.occurrence,
+    )
+    registry = equivalent_mutants([entry])
+    assert (
+        registry["modules"]["_scope"]["equivalent"] == registry["equivalent"] == 1 and not registry["stale"]
+    )
+    moved = Equivalent(
+        mutant.module,
+        mutant.where,
+        mutant.text + " ",
+        mutant.operator,
+        mutant.description,
+        "equivalent",
+        "r",
+        None,
+    )
+    assert equivalent_mutants([moved])["stale"] == [list(moved.key)]
+
+
+def test_every_mutant_has_a_key_of_its_own() -> None:
+    for module in CORE_MODULES:
+        keys = [mutant.key for mutant in mutants(module)]
+        assert len(keys) == len(set(keys)), module
 
 
 def test_every_operator_has_mutants_and_every_mutant_is_valid_python_that_differs() -> None:
@@ -69,6 +176,21 @@ def test_the_forked_path_of_a_run_kills_the_planted_mutant_and_spares_the_refere
     assert not unmutated["killed"], unmutated
 
 
+def test_a_peer_process_serves_the_mutant_its_parent_names(tmp_path: Path) -> None:
+    planted = tmp_path / f"{PLANTED[0]}.py"
+    planted.write_text(planted_source())
+    probe = (
+        "import pimem_tools.mutation as m; m.mutated_server(); "
+        "import pimem._tool as t; print(t._INTEGERS['limit'].high)"
+    )
+    for named, limit in ((f"{PLANTED[0]}:{planted}", "51"), ("", "50")):
+        env = {**os.environ, "PIMEM_MUTANT": named}
+        done = subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
+        )
+        assert done.stdout.strip() == limit, done.stderr[-2000:]
+
+
 def test_the_committed_results_are_consistent_and_name_a_tree_of_the_history() -> None:
     if not RESULTS.is_file():
         pytest.fail(f"no committed mutation results at {RESULTS.relative_to(REPO)}")
@@ -76,13 +198,23 @@ def test_the_committed_results_are_consistent_and_name_a_tree_of_the_history() -
     assert data["operators"] == list(OPERATORS)
     assert set(data["modules"]) == set(CORE_MODULES)
     for module, figures in data["modules"].items():
-        accounted = figures["killed"] + len(figures["survived"]) + len(figures["equivalent"])
+        called = len(figures["equivalent"])
+        accounted = figures["killed"] + len(figures["survived"]) + called
         assert accounted == figures["sampled"] <= figures["mutants_in_module"], module
         assert figures["kill_rate"] == round(figures["killed"] / figures["sampled"], 4), module
-        assert len(figures["equivalent"]) <= 0.03 * figures["sampled"], module
+        assert figures["kill_rate_non_equivalent"] == round(
+            figures["killed"] / (figures["sampled"] - called), 4
+        )
+        assert all(entry["kind"] in KINDS and entry["reason"] for entry in figures["equivalent"]), module
     overall = data["overall"]
     assert overall["sampled"] == sum(f["sampled"] for f in data["modules"].values())
     assert overall["killed"] == sum(f["killed"] for f in data["modules"].values())
+    assert overall["equivalent"] == sum(len(f["equivalent"]) for f in data["modules"].values())
+    registry = data["equivalent_registry"]
+    assert (
+        registry["equivalent"] <= registry["cap"] * registry["population"]
+        and registry["cap"] == EQUIVALENT_CAP
+    )
     tree = data["trees"]["reference"]
     assert subprocess.run(["git", "cat-file", "-e", tree], cwd=REPO, check=False).returncode == 0, (
         f"the measured reference tree {tree} is in no commit of this history"

@@ -233,9 +233,9 @@ def recorded_candidate_matches() -> Iterator[list[tuple[str, int]]]:
     recorded: list[tuple[str, int]] = []
     original = Store.candidates
 
-    def recording(self: Store, match: str, scope: Any, filters: Any, cap: int) -> Any:
+    def recording(self: Store, match: str, scope: Any, filters: Any, cap: int, **order: bool) -> Any:
         recorded.append((match, cap))
-        return original(self, match, scope, filters, cap)
+        return original(self, match, scope, filters, cap, **order)
 
     Store.candidates = recording  # type: ignore[method-assign]
     try:
