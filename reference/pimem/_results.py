@@ -14,7 +14,6 @@ from ._scope import ScopeName
 __all__ = [
     "AroundAnswer",
     "AroundEntry",
-    "Candidate",
     "ContextEdit",
     "Details",
     "Indexing",
@@ -22,6 +21,7 @@ __all__ = [
     "Match",
     "Position",
     "ReadAnswer",
+    "ReadCandidate",
     "ReadStatus",
     "SearchAnswer",
     "SearchFound",
@@ -42,6 +42,7 @@ class Indexing(TypedDict):
     complete: bool
     indexedJournals: int
     totalJournals: int
+    checkedAt: str  # when every journal in view was last compared with the index (UTC, ms)
 
 
 class ContextEdit(TypedDict):
@@ -86,7 +87,7 @@ class SearchAnswer(SearchFound):
     indexing: Indexing
 
 
-class Candidate(TypedDict):
+class ReadCandidate(TypedDict):
     """One of the entries an ambiguous id names, to be read again by its source."""
 
     source: str
@@ -102,7 +103,7 @@ class ReadAnswer(Marked):
     action: Literal["read"]
     status: ReadStatus
     entryId: str | None
-    candidates: NotRequired[list[Candidate]]
+    candidates: NotRequired[list[ReadCandidate]]
     source: NotRequired[str]
     sessionId: NotRequired[str]
     timestamp: NotRequired[str]
@@ -153,7 +154,7 @@ class AroundAnswer(TypedDict):
     status: ReadStatus
     entryId: str | None
     entries: list[AroundEntry]
-    candidates: NotRequired[list[Candidate]]
+    candidates: NotRequired[list[ReadCandidate]]
 
 
 Details = SearchAnswer | ReadAnswer | SummariesAnswer | AroundAnswer  # a tool answer's `details`
