@@ -22,7 +22,7 @@ from ._index import Index
 from ._journals import Journal, parse_line, read_line_at
 from ._memo import SizedCache
 from ._redact import Policy, current_policy, marker_names, redact, redact_slices
-from ._store import ContextEditRow, EntryRow, Filters, Scope
+from ._store import Candidate, ContextEditRow, EntryRow, Filters, Scope
 from ._terms import Term, holds_sequence, holds_term, places, query_sequence, split_terms, stem_prefix
 from ._terms import query_terms as analysed_terms
 
@@ -89,6 +89,7 @@ class Indexing(TypedDict):
     complete: bool
     indexedJournals: int
     totalJournals: int
+    checkedAt: str  # when every journal in view was last compared with the index (UTC, ms)
 
 
 @dataclass(frozen=True)
@@ -269,27 +270,14 @@ def _result(row: EntryRow, entry: Extracted, excerpt: str) -> dict[str, Any]:
 # -- search --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Hit:
-    """A search candidate: what ranking needs, before its row is fetched."""
-
-    rowid: int
-    chars: int
-    ms: int
-    path: str
-    offset: int
+def _matching(
+    view: View, match: str, filters: Filters, cap: int, shortest_first: bool = False
+) -> list[Candidate]:
+    """The newest in-scope entries that match, at most `cap`: newest first, or shortest first."""
+    return view.index.store.candidates(match, view.scope, filters, cap, shortest_first=shortest_first)
 
 
-def _matching(view: View, match: str, filters: Filters, cap: int) -> list[_Hit]:
-    """The newest in-scope entries that match, at most `cap` (FTS5 walks newest first)."""
-    paths = view.index.paths()
-    return [
-        _Hit(found.rowid, found.chars, found.ms, paths[found.file_id], found.offset)
-        for found in view.index.store.candidates(match, view.scope, filters, cap)
-    ]
-
-
-def _fetch(view: View, hits: list[_Hit]) -> list[EntryRow]:
+def _fetch(view: View, hits: list[Candidate]) -> list[EntryRow]:
     """The rows of some candidates, in their order."""
     rows = {row.rowid: row for row in view.index.store.entries_at(view.scope, [hit.rowid for hit in hits])}
     return [rows[hit.rowid] for hit in hits if hit.rowid in rows]
@@ -300,7 +288,7 @@ def _latest(view: View, filters: Filters, count: int) -> list[EntryRow]:
     return _newest_first(view.index.store.newest_entries(view.scope, filters, count))[:count]
 
 
-def _candidate_texts(view: View, hits: list[_Hit]) -> dict[int, str]:
+def _candidate_texts(view: View, hits: list[Candidate]) -> dict[int, str]:
     """rowid → the extracted text of candidates' entries, best first until CHECK_CHARS of text are
     read, through the same line check as every shown text; a candidate whose line no longer
     carries its entry, or that lies past the budget, is left out. Only `_Checks` looks at these
@@ -357,21 +345,12 @@ class _Checks:
         return any(holds_sequence(piece, wanted) for piece in self._pieces(text, tuple(wanted), True))
 
 
-def _length_weight(hit: _Hit, average: float) -> float:
+def _length_weight(hit: Candidate, average: float) -> float:
     """BM25's length normalisation with one occurrence per term (FTS5 detail=none keeps no counts)."""
     return (_K1 + 1) / (1 + _K1 * (1 - _B + _B * hit.chars / average))
 
 
-def _by_length_then_age(hits: list[_Hit]) -> list[_Hit]:
-    """Shorter entries first (a focused answer), then newer, then in an order that survives a
-    rebuild (rowids do not)."""
-    average = max(1.0, sum(hit.chars for hit in hits) / max(1, len(hits)))
-    return sorted(
-        hits, key=lambda hit: (_length_weight(hit, average), hit.ms, hit.path, hit.offset), reverse=True
-    )
-
-
-def _unchecked(view: View, checks: list[Term], hits: Iterable[_Hit]) -> dict[int, list[Term]]:
+def _unchecked(view: View, checks: list[Term], hits: Iterable[Candidate]) -> dict[int, list[Term]]:
     """rowid → the terms whose contiguity its line must show: every term that needs a check,
     except an identifier the entry holds as one whole token."""
     rowids = [hit.rowid for hit in hits]
@@ -386,19 +365,19 @@ def _unchecked(view: View, checks: list[Term], hits: Iterable[_Hit]) -> dict[int
 
 def _all_terms(
     view: View, terms: list[Term], sequence: list[str], filters: Filters
-) -> tuple[list[_Hit], bool]:
+) -> tuple[list[Candidate], bool]:
     """Entries that hold every term, those holding the whole query as one sequence first; and
     whether more may exist than were ranked."""
-    hits = _by_length_then_age(_matching(view, " AND ".join(t.match for t in terms), filters, ALL_CAP))
+    hits = _matching(view, " AND ".join(t.match for t in terms), filters, ALL_CAP, shortest_first=True)
     more = len(hits) == ALL_CAP
     pending = _unchecked(view, [term for term in terms if term.check], hits)
     if not hits or (not pending and len(terms) == 1):
         return hits, more
     texts = _candidate_texts(view, hits[:CHECK_CAP])
     checks = _Checks(terms, sequence)
-    exact: list[_Hit] = []
-    apart: list[_Hit] = []
-    unread: list[_Hit] = []
+    exact: list[Candidate] = []
+    apart: list[Candidate] = []
+    unread: list[Candidate] = []
     for hit in hits:
         text, needed = texts.get(hit.rowid), pending.get(hit.rowid, [])
         if text is None:
@@ -428,7 +407,7 @@ def _fallback_match(term: Term) -> str:
     return term.match if prefix is None else f'({term.match} OR "{prefix}" *)'
 
 
-def _any_term(view: View, terms: list[Term], filters: Filters, limit: int) -> tuple[list[_Hit], bool]:
+def _any_term(view: View, terms: list[Term], filters: Filters, limit: int) -> tuple[list[Candidate], bool]:
     """Entries that hold some term: those holding a term that is no stop word first (JM-RANK-002),
     then, if there are not more than `limit` of those, the newest holders of stop words."""
     content = [term for term in terms if not term.stop_word]
@@ -442,7 +421,9 @@ def _any_term(view: View, terms: list[Term], filters: Filters, limit: int) -> tu
     return order, more
 
 
-def _ranked_holders(view: View, terms: list[Term], filters: Filters, cap: int) -> tuple[list[_Hit], bool]:
+def _ranked_holders(
+    view: View, terms: list[Term], filters: Filters, cap: int
+) -> tuple[list[Candidate], bool]:
     """Entries that hold some of these terms, ranked by the summed IDF of the distinct terms they
     hold, then by length, then newest; and whether a term had more holders than `cap`. Every
     term's holders are candidates (up to `cap` each), so recency never decides which rare entries
@@ -455,7 +436,7 @@ def _ranked_holders(view: View, terms: list[Term], filters: Filters, cap: int) -
         return [], False
     total = max(_entry_total(view), max(f for f, _, _ in weighted))
     weights = [math.log(1 + total / frequency) for frequency, _, _ in weighted]
-    found: dict[int, _Hit] = {}
+    found: dict[int, Candidate] = {}
     held: dict[int, set[int]] = {}
     capped: list[int] = []
     for number, (_, _, match) in enumerate(weighted):
@@ -470,7 +451,7 @@ def _ranked_holders(view: View, terms: list[Term], filters: Filters, cap: int) -
         for rowid in store.holding(weighted[number][2], missing):
             held[rowid].add(number)
 
-    def ranked() -> list[_Hit]:
+    def ranked() -> list[Candidate]:
         average = max(1.0, sum(hit.chars for hit in found.values()) / max(1, len(found)))
         return sorted(
             (hit for hit in found.values() if held[hit.rowid]),

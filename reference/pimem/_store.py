@@ -236,11 +236,14 @@ class Candidate(NamedTuple):
     rowid: int
     chars: int
     ms: int
-    file_id: int
+    path: str
     offset: int
 
 
-_CANDIDATE_COLUMNS = "e.rowid, e.chars, e.ts, e.file_id, e.offset"
+_CANDIDATE_COLUMNS = "e.rowid AS rowid, e.chars AS chars, e.ts AS ms, f.path AS path, e.offset AS offset"
+# Shorter entries first (a focused answer), then newer, then in an order that survives a rebuild
+# (rowids do not): the order all-terms candidates are ranked in.
+_SHORTEST_FIRST = "chars, ms DESC, path DESC, offset DESC"
 
 Scope = tuple[int, ...] | None  # the file ids of the journals in scope; None: every journal
 
@@ -649,15 +652,20 @@ class Store:
             found += self._entries(scope, where + " AND e.rowid BETWEEN ? AND ?", (*params, *day))
         return list({row.rowid: row for row in found}.values())
 
-    def candidates(self, match: str, scope: Scope, filters: Filters, cap: int) -> list[Candidate]:
-        """The newest in-scope entries whose terms match (an FTS5 query), at most `cap`: FTS5 walks
-        its doclists newest first."""
+    def candidates(
+        self, match: str, scope: Scope, filters: Filters, cap: int, *, shortest_first: bool = False
+    ) -> list[Candidate]:
+        """The newest in-scope entries whose terms match (an FTS5 query), at most `cap` (FTS5 walks
+        its doclists newest first), newest first or `shortest_first` (see _SHORTEST_FIRST)."""
         where, params = _filtered(filters, "terms.rowid")
         sql = (
             f"SELECT {_CANDIDATE_COLUMNS} FROM terms JOIN entries e ON e.rowid = terms.rowid"
-            f" WHERE terms MATCH ? AND {_in_scope(scope)} {where} ORDER BY terms.rowid DESC LIMIT {int(cap)}"
+            f" JOIN files f ON f.id = e.file_id WHERE terms MATCH ? AND {_in_scope(scope)} {where}"
+            f" ORDER BY terms.rowid DESC LIMIT {int(cap)}"
         )
-        return [Candidate(*values) for values in self._all(sql, (match, *params))]
+        if shortest_first:
+            sql = f"SELECT * FROM ({sql}) ORDER BY {_SHORTEST_FIRST}"
+        return list(map(Candidate._make, self._all(sql, (match, *params))))
 
     def holding(self, match: str, rowids: Iterable[int]) -> set[int]:
         """Which of these entries match an FTS5 query. FTS5 walks the query's matches between the

@@ -154,22 +154,26 @@ def _parts(identifier: str) -> list[str]:
     return _PART.findall(identifier)
 
 
-def _identifiers(text: str) -> dict[bytes, None]:
-    """The text's identifiers (see _BOUNDARIES), each once, in order."""
-    raw = text.encode()
+def _identifiers(raw: bytes) -> dict[bytes, None]:
+    """A text's identifiers (see _BOUNDARIES), each once, in order, from its UTF-8 bytes."""
     runs, shapes = raw.translate(_RUNS_ONLY).split(), raw.translate(_SHAPES).split()
     return dict.fromkeys(itertools.compress(runs, map(_BOUNDED.__getitem__, shapes)))
 
 
+_ARABIC_LEAD = b"\xd9"  # the first UTF-8 byte of every haraka (U+064B-065F, U+0670)
+
+
 def index_text(text: str) -> str:
     """The text FTS5 indexes for an entry's (redacted) text: see the module's docstring."""
+    raw = text.encode()
     if not text.isascii():
-        if _HARAKAT.search(text):
+        if _ARABIC_LEAD in raw and _HARAKAT.search(text):
             text = _HARAKAT.sub("", text)
+            raw = text.encode()
         if _NO_SPACE_CHAR.search(text):
             text = _NO_SPACE_RUN.sub(lambda match: _grams(match.group()), text)
     extra: list[str] = []
-    for found in _identifiers(text):
+    for found in _identifiers(raw):
         identifier = found.decode("ascii")
         if _HEX.fullmatch(identifier):
             continue

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pimem._query import query_terms, scope_of
 from pimem._store import Filters, IndexedJournal, Line, Store
 from pimem._terms import index_text
@@ -48,8 +50,8 @@ def test_hostile_queries_run_as_literal_matches(query: str, tmp_path: Path) -> N
         store.add_lines(1, [Line(20_000, "e1", None, 0, 1, 0, None, "user", len(text), index_text(text))])
     terms = analysed_terms(query)
     for match in (" AND ".join(t.match for t in terms), " OR ".join(t.match for t in terms)) if terms else ():
-        assert [(found.file_id, found.offset) for found in store.candidates(match, None, Filters(), 10)] == [
-            (1, 0)
+        assert [(found.path, found.offset) for found in store.candidates(match, None, Filters(), 10)] == [
+            ("/j.jsonl", 0)
         ]
     assert store.candidates('"absent"', None, Filters(), 10) == []
     store.close()
@@ -87,6 +89,33 @@ def test_holding_walks_the_matches_or_seeks_the_rowids_with_the_same_answer(tmp_
     assert store.holding('"common"', [first, last]) == {first, last}  # 100 matches: more than 50, seeks
     assert store.holding('"rare"', [first, last]) == {first}  # 2 matches: walks them
     assert store.holding('"rare"', []) == set()
+    store.close()
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 4), st.integers(0, 3), st.sampled_from(["/a.jsonl", "/b.jsonl"])),
+        min_size=1,
+        max_size=30,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_shortest_first_is_shorter_then_newer_then_path_and_offset_descending(
+    tmp_path_factory: pytest.TempPathFactory, entries: list[tuple[int, int, str]]
+) -> None:
+    store = Store(str(tmp_path_factory.mktemp("index") / "index.sqlite"))
+    with store.write():
+        for file_id, path in enumerate(["/a.jsonl", "/b.jsonl"], 1):
+            store.add_file(IndexedJournal(path, f"s{file_id}", "/", "", 0, 0), b"", 0, b"")
+        for offset, (chars, ms, path) in enumerate(entries):
+            line = Line(0, f"e{offset}", None, offset, 1, ms, None, "user", chars, "word")
+            store.add_lines(1 if path == "/a.jsonl" else 2, [line])
+    newest = store.candidates('"word"', None, Filters(), 20)
+    ranked = store.candidates('"word"', None, Filters(), 20, shortest_first=True)
+    assert (
+        sorted(newest, key=lambda found: (-found.chars, found.ms, found.path, found.offset), reverse=True)
+        == ranked
+    )
     store.close()
 
 

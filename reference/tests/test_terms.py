@@ -44,6 +44,12 @@ def test_identifiers_keep_their_whole_and_add_their_parts() -> None:
     assert {"parse", "json", "response"} <= tokens
 
 
+def test_identifiers_beside_other_scripts_keep_their_parts() -> None:
+    tokens = _tokens("数据fooBar库 البَيانات getHTTPValue")
+    assert {"foobar", "foo", "bar", "数据", "据", "库", "البيانات"} <= tokens
+    assert {"gethttpvalue", "get", "http", "value"} <= tokens
+
+
 def test_hex_ids_and_long_blobs_add_no_parts() -> None:
     assert index_text("id 0193a4b2ff digest") == "id 0193a4b2ff digest"
     blob = "aB1cD2eF3gH4iJ5kL6"  # more than eight parts: not an identifier

@@ -233,9 +233,9 @@ def recorded_candidate_matches() -> Iterator[list[tuple[str, int]]]:
     recorded: list[tuple[str, int]] = []
     original = Store.candidates
 
-    def recording(self: Store, match: str, scope: Any, filters: Any, cap: int) -> Any:
+    def recording(self: Store, match: str, scope: Any, filters: Any, cap: int, **order: bool) -> Any:
         recorded.append((match, cap))
-        return original(self, match, scope, filters, cap)
+        return original(self, match, scope, filters, cap, **order)
 
     Store.candidates = recording  # type: ignore[method-assign]
     try:
@@ -308,6 +308,10 @@ class ToolClient:
                 f"the reference could not handle {message.get('cmd')}: {response.get('context')}"
             )
         return response
+
+    def set_clock(self, now: str) -> None:
+        """Move the instance's clock (an ISO timestamp), as the conformance cases do."""
+        self.request({"cmd": "clock", "instance": "bench", "now": now})
 
     def tool(self, arguments: dict[str, Any]) -> dict[str, Any]:
         response = self.request(
