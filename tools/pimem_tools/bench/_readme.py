@@ -100,7 +100,7 @@ def _recheck_lines(recheck: dict[str, Any] | None) -> list[str]:
         "",
         f"At most once a minute a search first compares every journal of its scope with the index "
         f"(`indexing.checkedAt`, JM-INDEX-191); over all {recheck['journals']:,} journals that call "
-        f"took {recheck['recheck_p50_ms']:.2f} ms at p50, +{recheck['extra_p50_ms']:.2f} ms or "
+        f"took {recheck['recheck_p50_ms']:.2f} ms at p50, {recheck['extra_p50_ms']:+.2f} ms or "
         f"{recheck['ratio']:.1f}x the same search as a common call.",
     ]
 

@@ -75,7 +75,7 @@ def _measurement_rows(result: dict[str, Any]) -> list[str]:
         f"(clock past checkedAt's 60 s bound), beside the same search as a common call, p50 of "
         f"{recheck['pairs']} pairs | {recheck['recheck_p50_ms']:.2f} ms vs "
         f"{recheck['common_p50_ms']:.2f} ms: "
-        f"+{recheck['extra_p50_ms']:.2f} ms, {recheck['ratio']:.1f}x (re-checking p99 "
+        f"{recheck['extra_p50_ms']:+.2f} ms, {recheck['ratio']:.1f}x (re-checking p99 "
         f"{recheck['recheck_p99_ms']:.2f} ms) |"
     )
     rows.append(
