@@ -102,7 +102,8 @@ function tool(instance, name, args) {
   if (scope === "global" && !instance.settings.allow_global) {
     return toolError("scope_denied", "global scope needs the allow_global setting");
   }
-  const indexing = { complete: true, indexedJournals: 0, totalJournals: 0 };
+  // checkedAt: this adapter reads the journals themselves on every call, so it is always now
+  const indexing = { complete: true, indexedJournals: 0, totalJournals: 0, checkedAt: checkedAt(instance) };
   switch (args.action) {
     case "search": {
       const limit = args.limit ?? 10;
@@ -121,13 +122,19 @@ function tool(instance, name, args) {
   }
 }
 
+// The instance's clock in UTC with milliseconds, as indexing.checkedAt is written.
+function checkedAt(instance) {
+  return new Date(instance.clock.now).toISOString();
+}
+
 // What the user's /memory command prints.
 function command(instance, name, args) {
   if (name !== "memory") throw new Error(`unknown command ${JSON.stringify(name)}`);
   if (args.trim() === "status") {
     const details = {
       journals: 0, entries: 0, summaries: 0, skipped: { files: 0, lines: 0 },
-      indexing: { complete: true, indexedJournals: 0, totalJournals: 0 }, lease: null,
+      indexing: { complete: true, indexedJournals: 0, totalJournals: 0, checkedAt: checkedAt(instance) },
+      lease: null,
     };
     return { text: "memory: nothing indexed", details };
   }

@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import traceback
+from datetime import UTC, datetime
 from glob import glob
 from typing import Any
 
@@ -115,6 +116,12 @@ def search(journals: list[str], query: str) -> list[dict[str, Any]]:
     return sorted(found, key=lambda result: result["timestamp"], reverse=True)
 
 
+def checked_at(instance: dict[str, Any]) -> str:
+    """The instance's clock in UTC with milliseconds, as `indexing.checkedAt` is written."""
+    moment = datetime.fromisoformat(instance["clock"]["now"].replace("Z", "+00:00"))
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
 def tool(instance: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
     """What the memory_context tool returns: a real implementation searches its index here."""
     action = arguments.get("action")
@@ -125,7 +132,12 @@ def tool(instance: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
     if scope == "global" and not instance["settings"].get("allow_global", False):
         return tool_error("scope_denied", 'scope "global" is off: the user has not allowed it')
     journals = project_journals(instance["workspace"])
-    indexing = {"complete": True, "indexedJournals": len(journals), "totalJournals": len(journals)}
+    indexing = {
+        "complete": True,
+        "indexedJournals": len(journals),
+        "totalJournals": len(journals),
+        "checkedAt": checked_at(instance),  # every call reads the journals themselves
+    }
     if action == "search":
         query = arguments.get("query")
         found = search(journals, query) if isinstance(query, str) and query.strip() else []
@@ -156,7 +168,12 @@ def command(instance: dict[str, Any], args: str) -> dict[str, Any]:
             "entries": 0,
             "summaries": 0,
             "skipped": {"files": 0, "lines": 0},
-            "indexing": {"complete": True, "indexedJournals": 0, "totalJournals": 0},
+            "indexing": {
+                "complete": True,
+                "indexedJournals": 0,
+                "totalJournals": 0,
+                "checkedAt": checked_at(instance),
+            },
             "lease": None,
         }
         return {"text": "memory: nothing indexed", "details": details}

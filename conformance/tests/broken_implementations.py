@@ -39,6 +39,7 @@ from pimem import (
     _scope,
     _serve,
     _store,
+    _time,
     _tool,
 )
 from pimem._serve import ProtocolServer
@@ -971,6 +972,25 @@ def _other_journals_never_caught_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_memory.Memory, "catch_up", lambda self, journals: None)
 
 
+def _never_rechecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`checkedAt` is honest, but no tool call ever compares every journal again: it stays the time
+    of the last backfill, however old."""
+    monkeypatch.setattr(_memory.Memory, "recheck_due", lambda self, checked, now: False)
+
+
+def _complete_and_fresh_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`checkedAt` is always the answer's own time, while no call compares the journals again."""
+    _never_rechecked(monkeypatch)
+
+    def make(original: Any) -> Any:
+        def indexing(memory: Any, journals: Any, checked: Any = None) -> Any:
+            return {**original(memory, journals, checked), "checkedAt": _time.iso_utc(memory.now())}
+
+        return indexing
+
+    _wrap(monkeypatch, _memory.Memory, "indexing", make)
+
+
 def _string_content_for_every_role(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def text(message: dict[str, Any], kind: str, withheld: bool) -> str:
@@ -1769,6 +1789,20 @@ BROKEN: tuple[Broken, ...] = (
         ("commands", "indexing"),
         _ids("JM-INDEX-020"),
         _other_journals_never_caught_up,
+    ),
+    Broken(
+        "never-rechecked",
+        "no tool call compares every journal again: checkedAt is the last backfill's, however old",
+        ("indexing",),
+        _ids("JM-INDEX-191"),
+        _never_rechecked,
+    ),
+    Broken(
+        "complete-and-fresh-unchecked",
+        "checkedAt is the answer's own time while no call compares the journals again",
+        ("indexing",),
+        _ids("JM-INDEX-190"),
+        _complete_and_fresh_unchecked,
     ),
     Broken(
         "string-content-for-every-role",

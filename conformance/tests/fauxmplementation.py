@@ -123,7 +123,12 @@ def _search_details(query: str, words: list[str]) -> dict[str, Any]:
         "limit": 10,
         "truncated": False,
         "results": results,
-        "indexing": {"complete": True, "indexedJournals": 1, "totalJournals": 1},
+        "indexing": {
+            "complete": True,
+            "indexedJournals": 1,
+            "totalJournals": 1,
+            "checkedAt": "2026-11-29T12:00:00.000Z",
+        },
     }
 
 

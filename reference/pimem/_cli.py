@@ -37,6 +37,7 @@ from ._memory import Config, Memory
 from ._query import query_terms
 from ._scope import SCOPES
 from ._serve import PROTOCOL, ProtocolServer, decode_request, encode_response, manifest
+from ._time import iso_utc
 from ._tool import parse_bound, run_tool
 from ._view import run_viewer
 
@@ -390,7 +391,12 @@ def _status(memory: Memory) -> dict[str, Any]:
         details["skippedLines"] = skipped_lines(memory, 20)
     else:  # nothing is created just to say that nothing is there
         journals = sum(folder["journals"] for folder in folders)
-        indexing = {"complete": journals == 0, "indexedJournals": 0, "totalJournals": journals}
+        indexing = {
+            "complete": journals == 0,
+            "indexedJournals": 0,
+            "totalJournals": journals,
+            "checkedAt": iso_utc(memory.now()),  # the folders were just counted
+        }
         details = {
             "journals": journals,
             "entries": 0,

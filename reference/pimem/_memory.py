@@ -3,7 +3,9 @@
 A tool call costs O(the current journal + the result rows): discovery is cached (`Catalog`), the
 scope of a call is cached until a journal appears, goes or changes its header, and the current
 journal is indexed before answering. Other journals in view that grew a little are indexed too;
-bigger backlogs are caught up in the background (`wake`), and the answer says how far indexing got.
+bigger backlogs are caught up in the background (`wake`), and the answer says how far indexing got
+and when every journal in view was last compared with the index (`checkedAt`, at most a minute ago:
+a call that finds it older stats every journal of its scope again first, JM-INDEX-191).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ._errors import IndexUnavailable
@@ -22,12 +24,16 @@ from ._memo import Memo, SizedCache
 from ._query import Indexing, View, scope_of
 from ._redact import Policy
 from ._scope import ScopeName, scoped_journals
+from ._time import iso_utc
 
 __all__ = ["Config", "Memory", "indexed"]
 
 # Journals looked at again on every call: the most recently written, since journals being written
 # are the ones that change. Others are looked at again by each backfill.
 _RESTAT = 16
+# How old the comparison of every journal with the index behind `indexing.complete` may be
+# (JM-INDEX-191); a call that finds it older stats every journal again before answering.
+RECHECK_AFTER = timedelta(seconds=60)
 _CATCH_UP_BYTES = 1 << 20  # what a call indexes of other journals in view before answering
 _REDACTED_CHARS = 8 << 20  # redacted texts kept for paging through long entries
 
@@ -71,6 +77,8 @@ class Memory:
         self._suspects: Memo[list[str]] = Memo()
         self._view: Memo[View] = Memo()
         self._redacted: SizedCache[tuple[Policy, str]] = SizedCache(_REDACTED_CHARS)
+        self.checked_at: datetime | None = None  # when every discovered journal was last compared
+        self._checked: dict[tuple[Any, ...], datetime] = {}  # the same, of one call scope's journals
 
     def now(self) -> datetime:
         return self.clock if self.clock is not None else datetime.now(UTC)
@@ -97,8 +105,12 @@ class Memory:
     def discover(self, full: bool = False) -> Discovery:
         """Discovered journals, plus the current one when Pi keeps it outside the session dirs.
 
-        `full` looks at every file again; otherwise only at what the folders say is new."""
+        `full` looks at every file again (and so moves `checked_at`); otherwise only at what the
+        folders say is new."""
+        started = self.now()
         found = self.catalog.refresh(full)
+        if full:
+            self.checked_at = started
         current = self.current_journal()
         known = None if current is None else self.catalog.know(current)
         if known is None and current is not None:
@@ -135,6 +147,7 @@ class Memory:
         if current is not None:
             self.sync(current)
         found = self.discover()
+        checked = self.checked(scope, found)
         self.freshen(found)
         if self._dropped != self.catalog.generation:
             self._dropped = self.catalog.generation
@@ -143,11 +156,11 @@ class Memory:
         call = (scope, session_id, self.config.cwd, self.config.session_file, index)
 
         def key() -> tuple[Any, ...]:  # looking indexes what grew, so it is read again after
-            return (*call, self.catalog.version, index.generation)
+            return (*call, self.catalog.version, index.generation, checked)
 
-        return self._view.get(key(), lambda: self._look(scope, session_id), rekey=key)
+        return self._view.get(key(), lambda: self._look(scope, session_id, checked), rekey=key)
 
-    def _look(self, scope: ScopeName, session_id: str | None) -> View:
+    def _look(self, scope: ScopeName, session_id: str | None, checked: datetime) -> View:
         journals = self.journals(self.discover(), scope, session_id)
         self.catch_up(journals)
         paths = [journal.path for journal in journals]
@@ -158,7 +171,7 @@ class Memory:
             journals,
             paths,
             scope_of(self.index, paths, whole),
-            self.indexing(journals),
+            self.indexing(journals, checked),
             os.path.abspath(session_file) if session_file else None,
             self._reindexer(journals),
             self._redacted,
@@ -170,6 +183,28 @@ class Memory:
             self.sync(journal, verify=True)  # a full prefix check sees rewrites the fingerprint missed
 
         return reindex
+
+    def checked(self, scope: ScopeName, found: Discovery) -> datetime:
+        """When the journals of a call's scope were last compared with the index: by the last full
+        discovery, or by a call in this scope. When that is too old to answer on, they are compared
+        again now (JM-INDEX-191). A comparison after `now` (the clock was set back) does not count."""
+        key = (scope, self.config.cwd, self.config.session_file)
+        now = self.now()
+        times = [moment for moment in (self.checked_at, self._checked.get(key)) if moment and moment <= now]
+        checked = max(times, default=None)
+        if checked is not None and not self.recheck_due(checked, now):
+            return checked
+        self.recheck(self.journals(found, scope))
+        self._checked[key] = now
+        return now
+
+    def recheck_due(self, checked: datetime, now: datetime) -> bool:
+        return now - checked > RECHECK_AFTER
+
+    def recheck(self, journals: list[Journal]) -> None:
+        """Compare these journals with the index again: one stat each, a header read only where the
+        stat moved. The journals that grew are then caught up as after any change."""
+        self.catalog.restat(journal.path for journal in journals)
 
     def freshen(self, found: Discovery) -> None:
         """Look again at the journals a call can afford to: the most recently written (journals being
@@ -220,7 +255,15 @@ class Memory:
             if path not in present and not os.path.isfile(path):
                 index.forget_path(path)
 
-    def indexing(self, journals: list[Journal]) -> Indexing:
+    def indexing(self, journals: list[Journal], checked: datetime | None = None) -> Indexing:
+        """How far these journals are indexed, as of their last comparison with the index (`checked`;
+        by default the last full discovery)."""
         known = self.index.known()
         done = sum(indexed(journal, known) for journal in journals)
-        return {"complete": done == len(journals), "indexedJournals": done, "totalJournals": len(journals)}
+        checked_at = iso_utc(checked or self.checked_at or self.now())
+        return {
+            "complete": done == len(journals),
+            "indexedJournals": done,
+            "totalJournals": len(journals),
+            "checkedAt": checked_at,
+        }

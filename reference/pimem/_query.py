@@ -89,6 +89,7 @@ class Indexing(TypedDict):
     complete: bool
     indexedJournals: int
     totalJournals: int
+    checkedAt: str  # when every journal in view was last compared with the index (UTC, ms)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ import importlib.util
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -385,6 +386,11 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         exec(compile(self.source, module.__file__, "exec"), module.__dict__)
 
 
+# A case may take this long against a mutant (floor + factor x its unmutated time) before the mutant
+# counts as killed by a timeout: loose enough for a loaded machine, tight enough that a mutant that
+# loops forever costs seconds.
+_CASE_LIMIT_FLOOR, _CASE_LIMIT_FACTOR = 20.0, 10.0
+
 # The peer processes of a multi-process case are `python -m pimem_conformance.host` subprocesses;
 # they serve `mutated_server`, which applies the mutant this variable names before the reference
 # is imported, so every process of the case runs the same mutant.
@@ -425,17 +431,37 @@ def _cases() -> list[Any]:
     return [case for case in load_cases() if scored(case, None)]
 
 
-def _run_cases_here(cases: Sequence[Any]) -> tuple[bool, str]:
-    """(killed, the first failing case) over `cases`, stopping at the first failure."""
+class _CaseTimedOut(BaseException):
+    """A case ran far longer than unmutated (a BaseException: no handler of the reference swallows it)."""
+
+
+def _raise_timed_out(signum: int, frame: Any) -> None:
+    raise _CaseTimedOut
+
+
+def _run_cases_here(cases: Sequence[Any], limits: dict[str, float] | None = None) -> tuple[bool, str]:
+    """(killed, the first failing case) over `cases`, stopping at the first failure. With `limits`
+    (case id -> seconds), a case still running after its limit kills the mutant (a loop that never
+    ends is caught in seconds, not at the whole run's deadline)."""
     from pimem._serve import ProtocolServer
     from pimem_conformance import Adapter, InProcessConnector, load_schemas, run_case
 
     schemas = load_schemas()
     adapter = Adapter(InProcessConnector(ProtocolServer, target=_PEER), schemas)
+    if limits:
+        signal.signal(signal.SIGALRM, _raise_timed_out)
     try:
         adapter.start()
         for case in cases:
-            outcome = run_case(adapter, case, schemas).outcome
+            if limits:
+                signal.setitimer(signal.ITIMER_REAL, limits.get(case.id, _CASE_LIMIT_FLOOR))
+            try:
+                outcome = run_case(adapter, case, schemas).outcome
+            except _CaseTimedOut:
+                return True, f"{case.id} (timed out)"
+            finally:
+                if limits:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
             if outcome != "pass":
                 return True, f"{case.id} ({outcome})"
     except Exception as error:  # a mutant that breaks the adapter itself is killed too
@@ -601,6 +627,7 @@ class _Task:
     source: str
     case_ids: list[str] | None  # None: every case
     timeout: float
+    limits: dict[str, float] | None = None  # case id -> seconds it may take
 
 
 def _child(task: _Task, cases: dict[str, Any], write: int) -> None:
@@ -610,7 +637,7 @@ def _child(task: _Task, cases: dict[str, Any], write: int) -> None:
     chosen = list(cases.values()) if task.case_ids is None else [cases[i] for i in task.case_ids]
     with _mutant_installed(task.mutant.module, task.source):
         try:
-            killed, by = _run_cases_here(chosen)
+            killed, by = _run_cases_here(chosen, task.limits)
         except BaseException as error:  # whatever the mutant raised (SystemExit too) kills it
             killed, by = True, f"raised {type(error).__name__}"
     os.write(write, json.dumps({"killed": killed, "by": by}).encode())
@@ -720,6 +747,7 @@ def run(
         )
     called = {entry.key: entry for entry in entries}
     traced = load_coverage()
+    limits = {case: _CASE_LIMIT_FLOOR + _CASE_LIMIT_FACTOR * spent for case, spent in traced.seconds.items()}
     tasks: list[_Task] = []
     unreached: list[Mutant] = []
     for module in modules:
@@ -731,7 +759,7 @@ def run(
                 unreached.append(mutant)
                 continue
             spent = sum(traced.seconds.values()) if chosen is None else sum(traced.seconds[i] for i in chosen)
-            tasks.append(_Task(mutant, apply(mutant), chosen, timeout=30 + 10 * spent))
+            tasks.append(_Task(mutant, apply(mutant), chosen, timeout=30 + 10 * spent, limits=limits))
     verdicts: dict[str, dict[str, Any]] = {
         m.name: {"killed": False, "by": "no case executes it"} for m in unreached
     }

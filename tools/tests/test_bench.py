@@ -27,7 +27,7 @@ COMPARE = {"at_least": operator.ge, "at_most": operator.le}
 RESULT_KEYS = {
     "format", "command", "measured_at", "machine", "trees", "corpus", "indexing", "ceiling", "stages",
     "search", "read", "append", "ripgrep", "rebuild", "scaling", "pi_startup", "targets",
-    "viewer_search", "quality", "phases",
+    "viewer_search", "quality", "phases", "recheck",
 }  # fmt: skip
 GIB = 1 << 30
 
@@ -54,6 +54,10 @@ def _recomputed_values(data: dict[str, Any]) -> dict[str, float | None]:
         - statistics.median(search["floor"]["samples_ms"]),
         "viewer_search_overhead_ms": data["viewer_search"]["p50_ms"] - data["viewer_search"]["tool_p50_ms"],
         "append_to_searchable_ms": statistics.median(data["append"]["samples_ms"]),
+        "recheck_extra_p50_ms": statistics.median(data["recheck"]["recheck_samples_ms"])
+        - statistics.median(data["recheck"]["common_samples_ms"])
+        if "recheck" in data
+        else None,
         "ripgrep_speedup": one_gib["ripgrep_speedup"],
         "redaction_mb_per_s": data["corpus"]["bytes"] / 1e6 / data["stages"]["redact_seconds"],
         "peak_rss_mb": max(mb for point in data["scaling"] for mb in point["peak_rss_mb"].values()),
@@ -81,8 +85,11 @@ def _recomputed_values(data: dict[str, Any]) -> dict[str, float | None]:
 
 
 def _check_values(data: dict[str, Any]) -> None:
-    """No target's value is anything but what the raw figures give."""
+    """No target's value is anything but what the raw figures give (`_check_targets` says which
+    targets a result must hold; one that predates a target has neither its row nor its figures)."""
     for name, expected in _recomputed_values(data).items():
+        if name not in data["targets"]:
+            continue
         value = data["targets"][name]["value"]
         if expected is None:
             assert value is None, name
@@ -153,6 +160,10 @@ def test_a_small_run_writes_json_markdown_and_a_png(tmp_path: Path) -> None:
     assert viewer["p50_ms"] > 0 and viewer["tool_p50_ms"] > 0
     assert data["targets"]["viewer_search_overhead_ms"]["value"] == viewer["p50_ms"] - viewer["tool_p50_ms"]
     assert data["append"]["found"] == data["append"]["samples"] == 50
+    recheck = data["recheck"]
+    assert recheck["journals"] == data["corpus"]["journals"]  # global scope: every journal compared
+    assert recheck["pairs"] == len(recheck["recheck_samples_ms"]) == len(recheck["common_samples_ms"]) > 0
+    assert recheck["ratio"] == recheck["recheck_p50_ms"] / recheck["common_p50_ms"]
     sizes = [point["bytes"] for point in data["scaling"]]
     assert len(sizes) == 2 and sizes == sorted(sizes)
 
@@ -266,3 +277,53 @@ def test_the_floor_yields_the_candidate_rowids_the_reference_ranks(tmp_path: Pat
     finally:
         floor.close()
         store.close()
+
+
+def _recheck_client(root: Path) -> Any:
+    from pimem_conformance.journals import JournalWriter, entry_line, header_line
+    from pimem_tools.bench._reference import ToolClient
+
+    writer = JournalWriter(root, home="/home/u")
+    paths = [
+        writer.write(
+            writer.path_for("/home/u/app", f"s{number:02d}"),
+            [header_line(f"s-{number}", "/home/u/app"), entry_line(f"e{number:03d}", None, "plain words")],
+        )
+        for number in range(20)
+    ]
+    return ToolClient(writer.workspace("/home/u/app", paths[-1]), "2026-11-29T12:00:00.000Z")
+
+
+def _recheck_queries() -> list[Any]:
+    from pimem_tools.bench._queries import Query
+
+    words = ("plain", "words")
+    return [Query("rare", {"action": "search", "query": word, "scope": "global"}) for word in words]
+
+
+def test_the_recheck_figure_pairs_a_common_call_with_one_that_compares_every_journal(tmp_path: Path) -> None:
+    from pimem_tools.bench._latency import time_rechecks, utc
+
+    client = _recheck_client(tmp_path)
+    try:
+        times = time_rechecks(client, _recheck_queries(), utc("2026-11-29T12:00:00.000Z"))
+    finally:
+        client.close()
+    assert times.journals == 20
+    assert len(times.common_ms) == len(times.recheck_ms) == 2
+
+
+def test_the_recheck_figure_refuses_an_implementation_that_never_compares_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the figure would time two common calls and call the difference the sweep's cost
+    from pimem import _memory
+    from pimem_tools.bench._latency import time_rechecks, utc
+
+    monkeypatch.setattr(_memory.Memory, "recheck_due", lambda self, checked, now: False)
+    client = _recheck_client(tmp_path)
+    try:
+        with pytest.raises(RuntimeError, match="did not compare again"):
+            time_rechecks(client, _recheck_queries(), utc("2026-11-29T12:00:00.000Z"))
+    finally:
+        client.close()

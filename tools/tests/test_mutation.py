@@ -26,6 +26,8 @@ from pimem_tools.mutation import (
     REPO,
     RESULTS,
     Equivalent,
+    _forked,
+    _Task,
     apply,
     check,
     equivalent_mutants,
@@ -189,6 +191,15 @@ def test_a_peer_process_serves_the_mutant_its_parent_names(tmp_path: Path) -> No
             [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
         )
         assert done.stdout.strip() == limit, done.stderr[-2000:]
+
+
+def test_a_mutant_that_never_ends_a_case_is_killed_by_that_cases_limit() -> None:
+    [loop] = [m for m in mutants("_scope") if m.where == "_ancestors" and m.operator == "statement"]
+    task = _Task(
+        loop, apply(loop), ["scope-root-outermost-ancestor"], 120, {"scope-root-outermost-ancestor": 3.0}
+    )
+    [(_, verdict)] = list(_forked([task], jobs=1))
+    assert verdict == {"killed": True, "by": "scope-root-outermost-ancestor (timed out)"}
 
 
 def test_the_committed_results_are_consistent_and_name_a_tree_of_the_history() -> None:

@@ -1,4 +1,4 @@
-"""Latencies through the tool: search, read, and append → searchable.
+"""Latencies through the tool: search, read, append → searchable, and the call that re-checks.
 
 Every figure is one `memory_context` call end to end (request in, response out, excerpts and
 redaction included), timed with `perf_counter` around the whole call.
@@ -20,11 +20,14 @@ from pimem_tools.bench._reference import ToolClient
 
 __all__ = [
     "APPEND_SAMPLES",
+    "RECHECK_SAMPLES",
     "AppendTimes",
+    "RecheckTimes",
     "SearchTimes",
     "build_large_journal",
     "time_appends",
     "time_reads",
+    "time_rechecks",
     "time_searches",
 ]
 
@@ -32,6 +35,10 @@ READ_PAGE_CHARS = 16_000
 APPEND_SAMPLES = 50
 _MAX_READS = 300
 _PAGES_PER_ENTRY = 4
+RECHECK_SAMPLES = 40
+# One step of the instance's clock past the spec's bound on `indexing.checkedAt` (60 s, JM-INDEX-191):
+# the next call must compare every journal of its scope with the index before it answers.
+PAST_THE_BOUND = timedelta(seconds=61)
 
 
 def _timed(client: ToolClient, arguments: dict[str, Any]) -> tuple[float, dict[str, Any]]:
@@ -164,3 +171,44 @@ def time_appends(client: ToolClient, journal: Path, parent: str, now: datetime) 
 
 def utc(timestamp: str) -> datetime:
     return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class RecheckTimes:
+    """Pairs of the same search: a common call, then one that must first compare every journal of
+    its scope with the index (the clock moved past the bound in between)."""
+
+    journals: int  # in the scope each re-checking call compares
+    common_ms: list[float]
+    recheck_ms: list[float]
+
+
+def _checked_at(response: dict[str, Any]) -> str:
+    return str(response["details"]["indexing"]["checkedAt"])
+
+
+def time_rechecks(client: ToolClient, queries: list[Query], now: datetime) -> RecheckTimes:
+    """Each query asked twice: at the clock of the last comparison (a common call, which must not
+    compare again), then with the clock moved past the bound (which must: its `checkedAt` is the new
+    time). Raises when either call is not the kind it stands for, so the figure measures the sweep."""
+    if not queries:
+        raise ValueError("time_rechecks needs at least one query")
+    moment = now
+    warm = client.tool(queries[0].arguments)  # the first call of a client pays for cold caches
+    journals = int(warm["details"]["indexing"]["totalJournals"])
+    last = _checked_at(warm)
+    common: list[float] = []
+    rechecked: list[float] = []
+    for query in queries:
+        elapsed, response = _timed(client, query.arguments)
+        if _checked_at(response) != last:
+            raise RuntimeError(f"a call within the bound compared again: checkedAt {_checked_at(response)}")
+        common.append(elapsed)
+        moment += PAST_THE_BOUND
+        last = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        client.set_clock(last)
+        elapsed, response = _timed(client, query.arguments)
+        if _checked_at(response) != last:
+            raise RuntimeError(f"a call past the bound did not compare again: {_checked_at(response)}")
+        rechecked.append(elapsed)
+    return RecheckTimes(journals, common, rechecked)

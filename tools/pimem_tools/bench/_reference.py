@@ -309,6 +309,10 @@ class ToolClient:
             )
         return response
 
+    def set_clock(self, now: str) -> None:
+        """Move the instance's clock (an ISO timestamp), as the conformance cases do."""
+        self.request({"cmd": "clock", "instance": "bench", "now": now})
+
     def tool(self, arguments: dict[str, Any]) -> dict[str, Any]:
         response = self.request(
             {"cmd": "tool", "instance": "bench", "name": "memory_context", "arguments": arguments}

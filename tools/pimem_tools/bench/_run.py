@@ -30,7 +30,16 @@ from pimem_tools.bench import _reference
 from pimem_tools.bench._ceiling import run_stage_pass
 from pimem_tools.bench._corpus import Corpus, ensure_corpus
 from pimem_tools.bench._git import RESULTS_RELPATH, MeasuredTrees, measured_trees
-from pimem_tools.bench._latency import SearchTimes, build_large_journal, time_appends, time_reads, utc
+from pimem_tools.bench._latency import (
+    RECHECK_SAMPLES,
+    RecheckTimes,
+    SearchTimes,
+    build_large_journal,
+    time_appends,
+    time_reads,
+    time_rechecks,
+    utc,
+)
 from pimem_tools.bench._pi_startup import PI_VERSIONS, PiStartup, measure_pi_startup
 from pimem_tools.bench._queries import Query, TermSample, build_queries, quality_questions
 from pimem_tools.bench._ripgrep import ensure_ripgrep, time_ripgrep
@@ -298,6 +307,9 @@ def _main_extras(work: Path, queries: list[Query], now: str, into: dict[str, Any
         _say("main: the same searches through pimem view's HTTP endpoint, each beside the tool's")
         stride = max(1, len(queries) // _VIEWER_QUERIES)
         viewer_samples, paired_tool = time_viewer_searches(workspace, now, queries[::stride], client)
+        _say("main: searches that must first compare every journal with the index, beside common ones")
+        every = max(1, len(queries) // RECHECK_SAMPLES)
+        into["recheck"] = time_rechecks(client, queries[::every][:RECHECK_SAMPLES], utc(now))
         client.close()
         into["viewer"] = {
             "queries": len(viewer_samples),
@@ -317,6 +329,23 @@ def _main_extras(work: Path, queries: list[Query], now: str, into: dict[str, Any
         shutil.rmtree(append_dir)
 
     return measure
+
+
+def _recheck_block(times: RecheckTimes) -> dict[str, Any]:
+    """What keeping `indexing.checkedAt` within its bound costs the call that re-checks."""
+    common, recheck = percentile(times.common_ms, 0.5), percentile(times.recheck_ms, 0.5)
+    return {
+        "journals": times.journals,
+        "scope": "global",
+        "pairs": len(times.recheck_ms),
+        "common_p50_ms": common,
+        "recheck_p50_ms": recheck,
+        "recheck_p99_ms": percentile(times.recheck_ms, 0.99),
+        "extra_p50_ms": recheck - common,
+        "ratio": recheck / common,
+        "common_samples_ms": times.common_ms,
+        "recheck_samples_ms": times.recheck_ms,
+    }
 
 
 def _measure(options: Options, trees: MeasuredTrees | None, work: Path, started: float) -> dict[str, Any]:
@@ -363,6 +392,7 @@ def _measure(options: Options, trees: MeasuredTrees | None, work: Path, started:
     big_bytes, appends = extras["append"]
     read_samples: list[float] = extras["read"]
     viewer = extras["viewer"]
+    recheck: RecheckTimes = extras["recheck"]
     indexing_mb_per_s = mb_per_s(corpus.bytes, main_point.index_seconds)
     ceiling_mb_per_s = mb_per_s(corpus.bytes, stages.insert_seconds)
     result: dict[str, Any] = {
@@ -428,6 +458,7 @@ def _measure(options: Options, trees: MeasuredTrees | None, work: Path, started:
             "p95_ms": percentile(appends.samples_ms, 0.95),
             "samples_ms": appends.samples_ms,
         },
+        "recheck": _recheck_block(recheck),
         "ripgrep": main_point.ripgrep,
         "rebuild": {
             "seconds": main_point.rebuild_seconds,

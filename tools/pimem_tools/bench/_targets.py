@@ -89,6 +89,14 @@ TARGETS: tuple[Target, ...] = (
         "median time from appending one entry to a 50 MB journal among the corpus to finding it by search",
     ),
     Target(
+        "recheck_extra_p50_ms",
+        45.0,
+        "at_most",
+        "ms",
+        "extra p50 of a search that must first compare every journal with the index (checkedAt past "
+        "its 60 s bound, global scope) over a common search, same queries: within the p99 budget",
+    ),
+    Target(
         "ripgrep_speedup",
         100.0,
         "at_least",
@@ -206,6 +214,7 @@ def target_values(result: dict[str, Any]) -> tuple[dict[str, float | None], dict
         "viewer_search_overhead_ms": result["viewer_search"]["p50_ms"]
         - result["viewer_search"]["tool_p50_ms"],
         "append_to_searchable_ms": result["append"]["median_ms"],
+        "recheck_extra_p50_ms": result["recheck"]["extra_p50_ms"],
         "ripgrep_speedup": one_gib["ripgrep_speedup"],
         "redaction_mb_per_s": stages["redact_mb_per_s"],
         "peak_rss_mb": max(max(point["peak_rss_mb"].values()) for point in result["scaling"]),
@@ -228,7 +237,8 @@ def target_values(result: dict[str, Any]) -> tuple[dict[str, float | None], dict
     if result["corpus"]["requested_bytes"] < 5 * GIB:
         size = f"measured on {result['corpus']['bytes'] / MB:,.0f} MB, not the 5 GiB the target names"
         for name in ("indexing_vs_ceiling", "indexing_mb_per_s", "index_size_ratio", "search_p50_ms",
-                     "search_p99_ms", "search_over_floor_ms", "append_to_searchable_ms"):  # fmt: skip
+                     "search_p99_ms", "search_over_floor_ms", "append_to_searchable_ms",
+                     "recheck_extra_p50_ms"):  # fmt: skip
             notes.setdefault(name, size)
     return values, notes
 
