@@ -1,7 +1,7 @@
 """Where the time goes, and the ceiling: one pass over the corpus, each stage timed on its own.
 
 For every journal: read + parse + extract (the reference's code), then redaction (the reference's
-code), then the reference's term maker (`index_text`: CJK characters and pairs, identifier parts),
+code), then the reference's term maker (`index_text`: CJK character pairs, identifier parts),
 then a raw insert of what the term maker gave into a bare FTS5 table with the reference's own
 options (tokenizer included) through apsw. So the ceiling's token stream is the real index's. Only
 the insert and its commits count towards the ceiling: the fastest the index could possibly be built

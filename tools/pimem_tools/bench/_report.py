@@ -62,7 +62,7 @@ def _measurement_rows(result: dict[str, Any]) -> list[str]:
         f"({stages['redact_text_mb_per_s']:.1f} MB/s of extracted text) |"
     )
     rows.append(
-        f"| term maker alone (CJK characters and pairs, identifier parts) | "
+        f"| term maker alone (CJK character pairs, identifier parts) | "
         f"{stages['terms_mb_per_s']:.1f} MB/s of journal |"
     )
     rows.append(
