@@ -18,7 +18,6 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
 from ._journals import Journal, read_header
-from ._memo import Memo
 from ._prepare import (
     BULK_BYTES,
     INLINE,
@@ -66,7 +65,6 @@ class Index:
         self._version = -1
         self.generation = 0  # moves whenever `known` changes (its answer may have changed since)
         self.foreign = 0  # moves whenever another connection's commit made `known` read again
-        self._paths: Memo[dict[int, str]] = Memo()
         self.store = Store(path)
 
     def close(self) -> None:
@@ -78,11 +76,6 @@ class Index:
 
     def compact(self) -> None:
         self.store.compact()
-
-    def paths(self) -> dict[int, str]:
-        """file id → path of every journal indexed (see `known`)."""
-        known = self.known()
-        return self._paths.get(self.generation, lambda: {value[0]: path for path, value in known.items()})
 
     def known(self) -> dict[str, tuple[int, int, int]]:
         """path → (file id, size, mtime_ns) of every journal indexed. Kept up to date by this
