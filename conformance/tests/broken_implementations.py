@@ -39,6 +39,7 @@ from pimem import (
     _scope,
     _serve,
     _store,
+    _terms,
     _time,
     _tool,
 )
@@ -601,6 +602,14 @@ def _checks_on_unredacted_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """Contiguity and the query in sequence are checked on the text before redaction (0.1.0's
     reading of a check that shows nothing)."""
     monkeypatch.setattr(_query._Checks, "_pieces", lambda self, text, wanted, apart: [text])
+
+
+def _han_ends_at_9fa5(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Han is the range many programs type, U+4E00-U+9FA5 (Unicode 1.1's), not U+4E00-U+9FFF."""
+    ranges = _terms._NO_SPACE_RANGES.replace("\u4e00-\u9fff", "\u4e00-\u9fa5")
+    assert ranges != _terms._NO_SPACE_RANGES
+    monkeypatch.setattr(_terms, "_NO_SPACE_RUN", re.compile(f"[{ranges}]+"))
+    monkeypatch.setattr(_terms, "_NO_SPACE_CHAR", re.compile(f"[{ranges}]"))
 
 
 # ---- redaction ----------------------------------------------------------------------------------
@@ -1527,6 +1536,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-042"),
         _parts_in_any_order,
+    ),
+    Broken(
+        "han-ends-at-9fa5",
+        "the table of scripts without spaces ends Han at U+9FA5, as many programs type it",
+        ("search",),
+        _ids("JM-SEARCH-230"),
+        _han_ends_at_9fa5,
     ),
     Broken(
         "secrets-indexed",
