@@ -31,6 +31,8 @@ from importlib import resources
 
 import Stemmer
 
+from ._memo import PureMemo
+
 __all__ = [
     "STOP_WORDS",
     "Term",
@@ -85,23 +87,13 @@ _ALNUM = (string.ascii_lowercase + string.ascii_uppercase + string.digits).encod
 _RUNS_ONLY = bytes(byte if byte in _ALNUM else 0x20 for byte in range(256))
 _SHAPES = _RUNS_ONLY.translate(bytes.maketrans(_ALNUM, b"a" * 26 + b"A" * 26 + b"0" * 10))
 _BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
-_MAX_SHAPES = 1 << 14  # shapes remembered before the memory is cleared (hashes make many)
-_MAX_SHAPE_BYTES = 64  # longer runs (blobs) are judged each time, not remembered
 
 
-class _BoundedShapes(dict[bytes, bool]):
-    """shape → whether it holds a boundary, worked out once per shape."""
-
-    def __missing__(self, shape: bytes) -> bool:
-        bounded = any(boundary in shape for boundary in _BOUNDARIES)
-        if len(shape) <= _MAX_SHAPE_BYTES:
-            if len(self) >= _MAX_SHAPES:
-                self.clear()
-            self[shape] = bounded
-        return bounded
+def _bounded(shape: bytes) -> bool:
+    return any(boundary in shape for boundary in _BOUNDARIES)
 
 
-_BOUNDED = _BoundedShapes()
+_BOUNDED = PureMemo(_bounded)  # shape → whether it holds a boundary (hashes make many shapes)
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _MAX_PARTS = 8  # more is a hash or an encoded blob, not an identifier
 _HEX = re.compile(r"[0-9a-f]{8,}")  # ids and digests: their "parts" would be noise

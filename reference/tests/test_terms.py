@@ -215,9 +215,9 @@ def test_the_text_checks_find_what_they_must_and_not_what_they_must_not() -> Non
 
 
 def test_the_shape_memory_stays_bounded_and_right() -> None:
-    for n in range(_terms._MAX_SHAPES + 10):
+    for n in range(_terms._BOUNDED.size + 10):
         shape = format(n, "b").translate(str.maketrans("01", "aA")).encode()
         assert _terms._BOUNDED[shape] == (b"aA" in shape or b"AAa" in shape)
-        assert len(_terms._BOUNDED) <= _terms._MAX_SHAPES
+        assert len(_terms._BOUNDED) <= _terms._BOUNDED.size
     blob = b"aA0" * 100  # a long run is judged, not remembered
     assert _terms._BOUNDED[blob] and blob not in _terms._BOUNDED
