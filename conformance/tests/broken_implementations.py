@@ -612,6 +612,21 @@ def _han_ends_at_9fa5(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_terms, "_NO_SPACE_CHAR", re.compile(f"[{ranges}]"))
 
 
+def _identifier_parts_unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every identifier is split into its parts, however many it has (hex ids still are not)."""
+
+    def every_part(identifier: bytes) -> tuple[str, ...]:
+        text = identifier.decode("ascii")
+        return () if _terms._HEX.fullmatch(text) else tuple(_terms._parts(text))
+
+    monkeypatch.setattr(_terms, "_indexed_parts", every_part)
+
+
+def _long_runs_searched_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of a script without spaces is searched to its end, however long it is."""
+    monkeypatch.setattr(_terms, "_MAX_RUN_UNITS", 1 << 30)
+
+
 # ---- redaction ----------------------------------------------------------------------------------
 
 
@@ -1543,6 +1558,20 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-230"),
         _han_ends_at_9fa5,
+    ),
+    Broken(
+        "identifier-parts-unbounded",
+        "an identifier of any number of parts matches by its parts",
+        ("search",),
+        _ids("JM-SEARCH-231"),
+        _identifier_parts_unbounded,
+    ),
+    Broken(
+        "long-runs-searched-whole",
+        "a run of a script without spaces is searched past its 2,000th character",
+        ("search",),
+        _ids("JM-SEARCH-232"),
+        _long_runs_searched_whole,
     ),
     Broken(
         "secrets-indexed",
