@@ -6,11 +6,9 @@ where one occurs. All keywords are found in one pass per text: one RE2 automaton
 every keyword, case-insensitive or as written, run over an ASCII image of the text (each other
 character becomes `?`, so positions stay those of the text and keywords, all ASCII, match the
 same); after each match the search goes on from the next character, so overlapping keywords are
-all found. Without RE2 (a platform with no wheel), two Python patterns do the same: the keywords
-as a trie of alternatives (so `re` branches on each next character instead of trying every
-keyword), one for the case-insensitive keywords over the lower-cased image and one for the others;
-slower, the same positions, so the same output. The rules themselves run in
-Python's `re`, which has the lookarounds RE2 lacks. Text longer than one slice is scanned in
+all found. `google-re2` is a dependency with wheels for every supported platform, so there is no
+slower path without it. The rules themselves run in Python's `re`, which has the lookarounds RE2
+lacks. Text longer than one slice is scanned in
 line-aligned windows that overlap, so a secret straddling a window boundary is still found whole.
 """
 
@@ -25,14 +23,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+import re2  # type: ignore[import-untyped,import-not-found,unused-ignore]  # no stubs
+
 from ._redact_rules import RULES, SEPARATOR, Rule
-
-try:
-    import re2  # type: ignore[import-untyped,import-not-found,unused-ignore]  # no stubs
-
-    _UNANCHORED = re2._Anchor.UNANCHORED
-except ImportError:  # pragma: no cover - every supported platform has a wheel
-    re2 = None
 
 __all__ = [
     "Policy",
@@ -54,6 +47,7 @@ _KEY_REACH = 1 << 16  # how far back a private key's BEGIN line is looked for
 _RUN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_.-"
 _BATCH_CHARS = 1 << 18  # short texts are redacted this many characters at a time
 _SEPARATOR = SEPARATOR
+_UNANCHORED = re2._Anchor.UNANCHORED
 
 Span = tuple[int, int, str]
 # (start, end, priority): priority is the rule's place in the table
@@ -64,25 +58,6 @@ Keyword = tuple[str, bool]  # (keyword, case-sensitive)
 def _ascii_image(text: str) -> bytes:
     """The text with every non-ASCII character as `?`: one byte per character, so positions match."""
     return text.encode("ascii", "replace")
-
-
-def _trie_pattern(words: list[str]) -> re.Pattern[str]:
-    """One pattern matching any of `words`, longest first, as nested alternatives of a trie."""
-    trie: dict[str, Any] = {}
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a word ends here
-
-    def pattern(node: dict[str, Any]) -> str:
-        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-        return f"(?:{body})?" if "" in node else body
-
-    return re.compile(pattern(trie))
 
 
 def _matches(keyword: Keyword, text: str, position: int) -> bool:
@@ -101,19 +76,13 @@ class _Keywords:
                 for word in rule.keywords:
                     keyword = (word, rule.case_sensitive)
                     self.rules[keyword] = (*self.rules.get(keyword, ()), priority)
-        self.fallback = (
-            _trie_pattern([word for word, case_sensitive in self.rules if not case_sensitive]),
-            _trie_pattern([word for word, case_sensitive in self.rules if case_sensitive]),
+        # Longest first: at a position, the automaton matches the longest keyword there.
+        ordered = sorted(self.rules, key=lambda keyword: (-len(keyword[0]), keyword))
+        pattern = "|".join(
+            re.escape(word) if case_sensitive else f"(?i:{re.escape(word)})"
+            for word, case_sensitive in ordered
         )
-        self.automaton: Any = None
-        if re2 is not None:
-            # Longest first: at a position, the automaton matches the longest keyword there.
-            ordered = sorted(self.rules, key=lambda keyword: (-len(keyword[0]), keyword))
-            pattern = "|".join(
-                re.escape(word) if case_sensitive else f"(?i:{re.escape(word)})"
-                for word, case_sensitive in ordered
-            )
-            self.automaton = re2.compile(pattern.encode("ascii"))
+        self.automaton: Any = re2.compile(pattern.encode("ascii"))
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - one instance, the table's, lives forever
     def starting(self, matched: bytes) -> tuple[int, ...]:
@@ -135,15 +104,6 @@ class _Keywords:
         """(position, rule priority) for every occurrence of a keyword in `text`."""
         image = _ascii_image(text)
         hits: set[tuple[int, int]] = set()
-        if self.automaton is None:
-            plain = image.decode("ascii")
-            for keywords, haystack in zip(self.fallback, (plain.lower(), plain), strict=True):
-                search, position = keywords.search, 0
-                while (found := search(haystack, position)) is not None:
-                    start = found.start()
-                    hits.update((start, priority) for priority in self.starting(image[start : found.end()]))
-                    position = start + 1
-            return hits
         # The automaton's own matcher, without the wrapper's per-match objects. The search goes on
         # right after each match's start, so keywords inside a match are found too.
         match, anchor, size, position = self.automaton._regexp.Match, _UNANCHORED, len(image), 0
