@@ -107,11 +107,12 @@ class _Keywords:
         # The automaton's own matcher, without the wrapper's per-match objects. The search goes on
         # right after each match's start, so keywords inside a match are found too.
         match, anchor, size, position = self.automaton._regexp.Match, _UNANCHORED, len(image), 0
-        while (span := match(anchor, image, position, size)[0])[0] >= 0:
-            start = span[0]
-            hits.update((start, priority) for priority in self.starting(image[start : span[1]]))
+        while True:
+            [(start, end)] = match(anchor, image, position, size)  # the whole match (no groups)
+            if start < 0:
+                return hits
+            hits.update((start, priority) for priority in self.starting(image[start:end]))
             position = start + 1
-        return hits
 
 
 _MARKER_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
