@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from pimem._redact import (
     Policy,
-    from_pi_settings,
     redact,
     redact_many,
     redact_slices,
@@ -228,31 +227,6 @@ def test_the_allowlist_spares_exactly_its_values() -> None:
         out = redact(text)
     assert "AKIAIOSFODNN7EXAMPLE" in out and "ghp_" + "0" * 36 in out
     assert "AKIAZ7QWERTY2XCVBN5M" not in out and "[REDACTED:aws-access-token]" in out
-
-
-def test_a_project_file_adds_patterns_but_never_allows() -> None:
-    user = {
-        "memory": {
-            "redact": {"patterns": [{"name": "mine", "pattern": "mine_[0-9]{12}"}], "allow": ["keep-me-1"]}
-        }
-    }
-    project = {
-        "memory": {
-            "redact": {
-                "patterns": [{"name": "theirs", "pattern": "theirs_[0-9]{12}"}],
-                "allow": ["AKIAZ7QWERTY2XCVBN5M"],
-            }
-        }
-    }
-    policy = from_pi_settings(user, project)
-    assert [name for name, _ in policy.patterns] == ["mine", "theirs"]
-    assert policy.allow == ("keep-me-1",)
-    with redaction_policy(policy):
-        assert (
-            redact("AKIAZ7QWERTY2XCVBN5M theirs_123456789012")
-            == "[REDACTED:aws-access-token] [REDACTED:theirs]"
-        )
-    assert from_pi_settings({}, project).allow == ()
 
 
 @pytest.mark.parametrize(
