@@ -627,6 +627,11 @@ def _long_runs_searched_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_terms, "_MAX_RUN_UNITS", 1 << 30)
 
 
+def _context_texts_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Around entries and summaries come whole, however long."""
+    monkeypatch.setattr(_query, "_CONTEXT_CHARS", 1 << 30)
+
+
 # ---- redaction ----------------------------------------------------------------------------------
 
 
@@ -1591,6 +1596,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-232"),
         _long_runs_searched_whole,
+    ),
+    Broken(
+        "context-texts-whole",
+        "around entries and summaries are never cut, however long",
+        ("read", "summaries"),
+        _ids("JM-READ-233", "JM-SUMMARY-234"),
+        _context_texts_whole,
     ),
     Broken(
         "secrets-indexed",
