@@ -274,8 +274,8 @@ def _header_type_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _cwd_from_folder_name(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
-        def read_header(path: str) -> Any:
-            found = original(path)
+        def read_header(path: str, max_line_bytes: int) -> Any:
+            found = original(path, max_line_bytes)
             folder = Path(path).parent.name
             if found is None or not (folder.startswith("--") and folder.endswith("--")):
                 return found
@@ -284,6 +284,19 @@ def _cwd_from_folder_name(monkeypatch: pytest.MonkeyPatch) -> None:
         return read_header
 
     _wrap(monkeypatch, _journals, "read_header", make)
+
+
+def _headers_held_to_a_mebibyte(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A header line is read at most 1 MiB far, whatever max_line_bytes allows."""
+
+    def make(original: Any) -> Any:
+        def read_header(path: str, max_line_bytes: int) -> Any:
+            return original(path, min(max_line_bytes, (1 << 20) - 1))
+
+        return read_header
+
+    for module in (_journals, _index, _memory):
+        _wrap(monkeypatch, module, "read_header", make)
 
 
 def _raw_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -394,8 +407,8 @@ def _session_id_from_file_name(monkeypatch: pytest.MonkeyPatch) -> None:
     """The session id is the file name after its last `_` (a UUIDv7 has none, a --session-id may)."""
 
     def make(original: Any) -> Any:
-        def read_header(path: str) -> Any:
-            found = original(path)
+        def read_header(path: str, max_line_bytes: int) -> Any:
+            found = original(path, max_line_bytes)
             if found is None:
                 return None
             header, raw = found
@@ -1366,6 +1379,13 @@ BROKEN: tuple[Broken, ...] = (
         ("journals",),
         _ids("JM-JOURNAL-008"),
         _long_lines_parsed,
+    ),
+    Broken(
+        "headers-held-to-a-mebibyte",
+        "a header line over 1 MiB is no header, though max_line_bytes allows it",
+        ("journals",),
+        _ids("JM-JOURNAL-250"),
+        _headers_held_to_a_mebibyte,
     ),
     Broken(
         "raw-lines-indexed",

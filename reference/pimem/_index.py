@@ -190,7 +190,7 @@ class Index:
         """Start a journal's pass: None when it is gone or unchanged, else where it goes on from
         (byte 0 after a rewrite)."""
         try:
-            header = read_header(journal.path)
+            header = read_header(journal.path, self.max_line_bytes)
             info = os.stat(journal.path)
         except OSError:
             header = None

@@ -37,7 +37,6 @@ __all__ = [
 
 CHUNK_BYTES = 1 << 20
 DEFAULT_MAX_LINE_BYTES = 16 << 20
-_HEADER_LIMIT = 1 << 20  # a header longer than this is not a Pi header
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -104,10 +103,11 @@ def _valid_header(value: Any) -> bool:
     )
 
 
-def read_header(path: str) -> tuple[dict[str, Any], bytes] | None:
-    """The header object and its raw line, or None when the first line is not a valid header."""
+def read_header(path: str, max_line_bytes: int) -> tuple[dict[str, Any], bytes] | None:
+    """The header object and its raw line, or None when the first line is not a valid header (a
+    line longer than `max_line_bytes` is skipped unparsed, like every line: JM-JOURNAL-250)."""
     with open(path, "rb") as handle:
-        first = handle.readline(_HEADER_LIMIT)
+        first = handle.readline(max_line_bytes + 1)
     if not first.endswith(b"\n"):
         return None
     header = parse_line(first[:-1])
@@ -142,7 +142,7 @@ class _Look:
         return self.key is None
 
 
-def _look(path: str, before: _Look | None) -> _Look:
+def _look(path: str, before: _Look | None, max_line_bytes: int) -> _Look:
     """Stat a candidate; its header is read again unless `before` saw the same inode, size and mtime."""
     try:
         info = os.stat(path)
@@ -151,7 +151,7 @@ def _look(path: str, before: _Look | None) -> _Look:
         key = (info.st_ino, info.st_size, info.st_mtime_ns)
         if before is not None and before.key == key:
             return before
-        header = read_header(path)
+        header = read_header(path, max_line_bytes)
     except OSError:
         return _Look(None, None)
     if header is None:
@@ -180,9 +180,10 @@ class Catalog:
     commands) stats every file, and `restat` refreshes chosen journals.
     """
 
-    def __init__(self, agent_dir: str, session_dirs: list[str]) -> None:
+    def __init__(self, agent_dir: str, session_dirs: list[str], max_line_bytes: int) -> None:
         self.agent_dir = agent_dir
         self.session_dirs = session_dirs
+        self.max_line_bytes = max_line_bytes
         self.generation = 0  # moves whenever the set of journals or a header's session id or cwd does
         self.version = 0  # moves whenever anything does (a size, an mtime)
         self._lock = threading.Lock()
@@ -246,7 +247,7 @@ class Catalog:
                 self.generation += 1
             for path in self._paths if full else sorted(self._unsettled):
                 # a full look reads every header: one rewritten in place may keep size and mtime
-                self._update(path, _look(path, None if full else self._looks.get(path)))
+                self._update(path, _look(path, None if full else self._looks.get(path), self.max_line_bytes))
             if self._found is None:
                 looks = [self._looks[path] for path in self._paths]
                 journals = [look.journal for look in looks if look.journal is not None]
@@ -283,7 +284,7 @@ class Catalog:
         """Look at these journals again."""
         with self._lock:
             for path in [path for path in paths if path in self._looks]:  # not a current journal elsewhere
-                self._update(path, _look(path, self._looks[path]))
+                self._update(path, _look(path, self._looks[path], self.max_line_bytes))
 
 
 @dataclass

@@ -68,7 +68,7 @@ class Memory:
         self.config = config
         self.clock = now
         self.forget = ForgetList(config.state_dir)
-        self.catalog = Catalog(config.agent_dir, config.session_dirs)
+        self.catalog = Catalog(config.agent_dir, config.session_dirs, config.max_line_bytes)
         self.failed: set[str] = set()  # journals the indexer could not take in (counted as skipped)
         self.write_error: IndexUnavailable | None = None  # the index stopped taking writes (disk full)
         self.wake: Callable[[], None] = lambda: None  # start catching up in the background
@@ -129,7 +129,7 @@ class Memory:
         if not path:
             return None
         try:
-            header = read_header(path)
+            header = read_header(path, self.config.max_line_bytes)
             info = os.stat(path)
         except OSError:
             return None
