@@ -39,6 +39,7 @@ from pimem import (
     _scope,
     _serve,
     _store,
+    _store_checks,
     _time,
     _tool,
 )
@@ -531,7 +532,7 @@ def _journals_from_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
         def discover(self: Any, *args: Any, **named: Any) -> Any:
             found = original(self, *args, **named)
             known = {journal.path for journal in found.journals}
-            for row in self.index.store.indexed_journals():
+            for row in _store_checks.indexed_journals(self.index.store):
                 if row.path not in known:
                     found.journals.append(_journals.Journal(**row._asdict()))
             return found

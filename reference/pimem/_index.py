@@ -74,9 +74,6 @@ class Index:
         """A write transaction; any SQLite error inside it becomes IndexUnavailable."""
         return self.store.write()
 
-    def compact(self) -> None:
-        self.store.compact()
-
     def known(self) -> dict[str, tuple[int, int, int]]:
         """path → (file id, size, mtime_ns) of every journal indexed. Kept up to date by this
         connection's own writes (`_note`), read again when another connection has committed."""

@@ -14,7 +14,7 @@ import re
 import stat
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ import orjson
 from ._memo import Memo
 
 __all__ = [
-    "CHUNK_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
     "Catalog",
     "Discovery",
@@ -35,7 +34,6 @@ __all__ = [
     "read_line_at",
 ]
 
-CHUNK_BYTES = 1 << 20
 DEFAULT_MAX_LINE_BYTES = 16 << 20
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -65,8 +63,8 @@ class Journal:
 
 @dataclass
 class Discovery:
-    journals: list[Journal] = field(default_factory=list)
-    skipped_files: int = 0
+    journals: list[Journal]
+    skipped_files: int
 
 
 def _clean(value: Any) -> Any:
@@ -146,8 +144,8 @@ def _look(path: str, before: _Look | None, max_line_bytes: int) -> _Look:
     """Stat a candidate; its header is read again unless `before` saw the same inode, size and mtime."""
     try:
         info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            return _Look(None, None)  # FIFOs and devices would block or never end
+        if not stat.S_ISREG(info.st_mode):  # FIFOs and devices would block or never end
+            raise OSError(f"{path} is not a regular file")  # skipped as a file that cannot be read
         key = (info.st_ino, info.st_size, info.st_mtime_ns)
         if before is not None and before.key == key:
             return before
@@ -164,11 +162,12 @@ def _identity(journal: Journal | None) -> tuple[str, str] | None:
     return None if journal is None else (journal.session_id, journal.cwd)
 
 
-def _stamp(folder: str) -> int:
+def _stamp(folder: str) -> int | None:
+    """A folder's mtime, or None when there is no such folder (yet)."""
     try:
         return os.stat(folder).st_mtime_ns
     except OSError:
-        return -1
+        return None
 
 
 class Catalog:
@@ -187,7 +186,7 @@ class Catalog:
         self.generation = 0  # moves whenever the set of journals or a header's session id or cwd does
         self.version = 0  # moves whenever anything does (a size, an mtime)
         self._lock = threading.Lock()
-        self._stamps: dict[str, int] | None = None
+        self._stamps: dict[str, int | None] | None = None
         self._paths: list[str] = []  # candidates inside the roots, one per real file
         self._outside = 0  # candidates whose real path leaves the roots: skipped and counted
         self._looks: dict[str, _Look] = {}
@@ -196,7 +195,7 @@ class Catalog:
         self._unsettled: set[str] = set()  # new candidates, and candidates that are no journal (yet)
         self._recent: Memo[list[str]] = Memo()
 
-    def _folders(self) -> dict[str, int]:
+    def _folders(self) -> dict[str, int | None]:
         """The mtime of every folder whose listing discovery depends on."""
         sessions = os.path.join(self.agent_dir, "sessions")
         folders = [sessions, *self.session_dirs]
@@ -296,8 +295,8 @@ class LineChunk:
     overlong: int  # lines skipped unparsed because they exceed max_line_bytes
 
 
-def read_chunk(path: str, start: int, max_line_bytes: int, chunk_bytes: int = CHUNK_BYTES) -> LineChunk:
-    """Read complete lines from `start`, about one chunk's worth; a partial last line is left for later.
+def read_chunk(path: str, start: int, max_line_bytes: int, chunk_bytes: int) -> LineChunk:
+    """Read complete lines from `start`, about `chunk_bytes` of them; a partial last line is left for later.
 
     An overlong line is skipped without being kept in memory, and only once its newline is seen.
     """

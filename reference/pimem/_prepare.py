@@ -95,7 +95,9 @@ def _digest(lines: Iterable[tuple[int, bytes]]) -> int:
 def prefix_digest(path: str, end: int, max_line_bytes: int) -> bytes:
     """The prefix hash of a journal's complete lines before byte `end`, read again from the file."""
     digest = position = 0
-    while position < end and (chunk := read_chunk(path, position, max_line_bytes)).end > position:
+    while (
+        position < end and (chunk := read_chunk(path, position, max_line_bytes, _BATCH_BYTES)).end > position
+    ):
         digest ^= _digest(line for line in chunk.lines if line[0] < end)
         position = chunk.end
     return digest.to_bytes(8, "little")

@@ -6,7 +6,8 @@ line with an id, a byte pointer into the journal, never its text), `withheld_cal
 `context_edits` (what Pi 1.x context_edit lines do to their targets) and `terms` (contentless
 FTS5 of redacted text). A schema change rebuilds, never migrates. Entry rowids order
 by day (see _time). Each row type sits next to its column list, so no caller indexes a tuple, and
-any SQLite error leaves this module as IndexUnavailable. No other module writes SQL.
+any SQLite error leaves this module as IndexUnavailable. No other module writes SQL but
+`_store_checks`, which holds what no answer of the memory runs (the doctor's checks, test damage).
 """
 
 from __future__ import annotations
@@ -36,10 +37,6 @@ __all__ = [
     "Line",
     "Scope",
     "Store",
-    "bare_candidates_sql",
-    "fts5_tokens",
-    "probe_fts5",
-    "sqlite_versions",
 ]
 
 SCHEMA_VERSION = "pimem-8"
@@ -124,9 +121,6 @@ class IndexedJournal(NamedTuple):
     started: str
     size: int
     mtime_ns: int
-
-
-_INDEXED_JOURNAL = ", ".join(IndexedJournal._fields)
 
 
 class Line(NamedTuple):
@@ -276,49 +270,6 @@ def _filtered(filters: Filters, rowid: str) -> tuple[str, tuple[Any, ...]]:
     return where, params
 
 
-def bare_candidates_sql(cap: int) -> str:
-    """The FTS5 MATCH alone behind `Store.candidates`: the newest matching rowids, with no join,
-    scope or filter (the benchmark's search floor runs it on the same expressions, and prints it)."""
-    return f"SELECT rowid FROM terms WHERE terms MATCH ? ORDER BY rowid DESC LIMIT {int(cap)}"
-
-
-def probe_fts5() -> str | None:
-    """Why this SQLite cannot hold the terms table as the index makes it, or None when it can."""
-    db = apsw.Connection(":memory:")
-    try:
-        db.execute(f"CREATE VIRTUAL TABLE t USING fts5({_TERMS})")
-        db.execute("INSERT INTO t(rowid, text) VALUES (1, 'probe')")
-        db.execute("DELETE FROM t WHERE rowid = 1")
-    except apsw.Error as error:
-        return str(error)
-    finally:
-        db.close()
-    return None
-
-
-def fts5_tokens(texts: list[str], tokenizer: str) -> list[list[str]]:
-    """The terms an FTS5 tokenizer (a `tokenize=` value) makes of each text, in order (tokenizers
-    elsewhere are checked against it)."""
-    tokenize = f"tokenize='{tokenizer}'"
-    db = apsw.Connection(":memory:")
-    try:
-        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, {tokenize})")  # with offsets, for fts5vocab
-        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-        found = []
-        for rowid, text in enumerate(texts, start=1):
-            db.execute("INSERT INTO t(rowid, text) VALUES(?, ?)", (rowid, text))
-            found.append(
-                [term for (term,) in db.execute("SELECT term FROM v WHERE doc=? ORDER BY offset", (rowid,))]
-            )
-        return found
-    finally:
-        db.close()
-
-
-def sqlite_versions() -> dict[str, str]:
-    return {"apsw": str(apsw.apsw_version()), "sqlite": str(apsw.sqlite_lib_version())}
-
-
 # -- the connection ------------------------------------------------------------------------------
 
 
@@ -464,9 +415,6 @@ class Store:
         """path → (file id, size, mtime_ns) of every journal indexed."""
         rows = self._all("SELECT path, id, size, mtime_ns FROM files")
         return {path: (file_id, size, mtime) for path, file_id, size, mtime in rows}
-
-    def indexed_journals(self) -> list[IndexedJournal]:
-        return [IndexedJournal(*row) for row in self._all(f"SELECT {_INDEXED_JOURNAL} FROM files")]
 
     def file_state(self, path: str) -> FileState | None:
         rows = self._all(f"SELECT {_FILE_STATE} FROM files WHERE path=?", (path,))
@@ -733,10 +681,6 @@ class Store:
         )
         return int(rows[0][0])
 
-    def paths_with_skipped_lines(self) -> list[str]:
-        """The journals that had overlong or malformed lines, by path."""
-        return [path for (path,) in self._all("SELECT path FROM files WHERE skipped_lines > 0 ORDER BY path")]
-
     def kind_counts(self, path: str) -> dict[str | None, int]:
         """How many lines of each kind a journal has (None: lines that are no entry)."""
         rows = self._all(
@@ -745,28 +689,6 @@ class Store:
             (path,),
         )
         return {kind: int(count) for kind, count in rows}
-
-    # -- deliberate damage, for the tests that prove recovery ------------------------------------
-
-    def pretend_newer_schema(self, version: str) -> None:
-        """Leave the index as a newer version would: another schema marker, a table this version does
-        not know, and the entries table read as empty."""
-        with self.write():
-            self._db.execute("UPDATE meta SET value=? WHERE key='schema'", (version,))
-            self._db.execute("CREATE TABLE future_feature(payload TEXT)")
-            self._db.execute("DELETE FROM entries")
-
-    def refuse_writes(self) -> None:
-        """From now on this connection fails every write as a read-only folder does (SQLITE_READONLY)."""
-        self._db.execute("PRAGMA query_only=ON")
-
-    def fill_up(self) -> None:
-        """From now on this connection's index cannot grow, as on a full disk (SQLITE_FULL)."""
-        pages = int(self._all("PRAGMA page_count")[0][0])
-        self._db.execute(f"PRAGMA max_page_count={pages}")
-
-    def table_names(self) -> list[str]:
-        return [name for (name,) in self._all("SELECT name FROM sqlite_master WHERE type='table'")]
 
 
 def _json_list(values: list[str]) -> str:
