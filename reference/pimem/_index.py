@@ -62,9 +62,10 @@ class Index:
         self.max_line_bytes = max_line_bytes
         self.redaction = redaction or Policy()
         self._known: dict[str, tuple[int, int, int]] | None = None
-        self._version = -1
-        self.generation = 0  # moves whenever `known` changes (its answer may have changed since)
-        self.foreign = 0  # moves whenever another connection's commit made `known` read again
+        self._version: int | None = None  # the data_version `_known` was read at
+        # tokens that caches are keyed by: each is a new object whenever what it stands for changes
+        self.generation = object()  # `known` changed (its answer may have changed since)
+        self.foreign = object()  # another connection's commit made `known` read again
         self.store = Store(path)
 
     def close(self) -> None:
@@ -81,8 +82,8 @@ class Index:
         if self._known is None or version != self._version:
             self._known = self.store.known_files()
             self._version = version
-            self.generation += 1
-            self.foreign += 1
+            self.generation = object()
+            self.foreign = object()
         return self._known
 
     def _note(self, path: str, state: tuple[int, int, int] | None) -> None:
@@ -92,7 +93,7 @@ class Index:
             known.pop(path, None)
         else:
             known[path] = state
-        self.generation += 1
+        self.generation = object()
 
     def clear(self) -> None:
         """Drop every row and term (rebuild): a fresh, empty index."""
@@ -199,8 +200,8 @@ class Index:
         header_hash = line_hash(raw_header)
         state = self.store.file_state(journal.path)
         unchanged = state is not None and (state.size, state.mtime_ns) == (info.st_size, info.st_mtime_ns)
-        if unchanged and not verify and state and not self._rewritten(current, state, header_hash, False):
-            return None  # nothing new and nothing rewritten: no write at all
+        if unchanged and not verify and state and not self._rewritten(current, state, header_hash, verify):
+            return None  # nothing new and nothing rewritten by the cheap signals: no write at all
         with self.write():
             state = self.store.file_state(journal.path)
             if state is not None and self._rewritten(current, state, header_hash, verify):

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -38,8 +38,7 @@ DEFAULT_MAX_LINE_BYTES = 16 << 20
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-@dataclass(frozen=True)
-class Journal:
+class Journal(NamedTuple):
     path: str
     session_id: str
     cwd: str
@@ -128,8 +127,7 @@ def _candidates(agent_dir: str, session_dirs: list[str]) -> Iterator[str]:
         yield from sorted(str(path) for path in Path(flat).glob("*.jsonl"))
 
 
-@dataclass(frozen=True)
-class _Look:
+class _Look(NamedTuple):
     """What one look at a candidate file found."""
 
     key: tuple[int, int, int] | None  # (inode, size, mtime_ns); None when the file could not be read
@@ -183,12 +181,14 @@ class Catalog:
         self.agent_dir = agent_dir
         self.session_dirs = session_dirs
         self.max_line_bytes = max_line_bytes
-        self.generation = 0  # moves whenever the set of journals or a header's session id or cwd does
-        self.version = 0  # moves whenever anything does (a size, an mtime)
+        # tokens that caches are keyed by: each is a new object whenever what it stands for changes
+        self.generation = object()  # the set of journals, or a header's session id or cwd
+        self.version = object()  # anything at all (a size, an mtime)
         self._lock = threading.Lock()
         self._stamps: dict[str, int | None] | None = None
         self._paths: list[str] = []  # candidates inside the roots, one per real file
-        self._outside = 0  # candidates whose real path leaves the roots: skipped and counted
+        self._outside: int  # candidates whose real path leaves the roots: skipped and counted (each
+        # _relist counts them; the first refresh relists, as no folder stamps are known yet)
         self._looks: dict[str, _Look] = {}
         self._found: Discovery | None = None
         self._positions: dict[str, int] = {}  # where each journal is in _found
@@ -224,13 +224,13 @@ class Catalog:
         if before is look:
             return
         self._looks[path] = look
-        self.version += 1
+        self.version = object()
         if look.journal is None:
             self._unsettled.add(path)  # looked at again on every refresh until it is a journal
         else:
             self._unsettled.discard(path)
         if _identity(before.journal if before else None) != _identity(look.journal):
-            self.generation += 1
+            self.generation = object()
         if self._found is not None and path in self._positions and look.journal is not None:
             self._found.journals[self._positions[path]] = look.journal  # it grew: no new list
         else:
@@ -243,7 +243,7 @@ class Catalog:
                 self._relist()
                 self._stamps = stamps
                 self._found = None
-                self.generation += 1
+                self.generation = object()
             for path in self._paths if full else sorted(self._unsettled):
                 # a full look reads every header: one rewritten in place may keep size and mtime
                 self._update(path, _look(path, None if full else self._looks.get(path), self.max_line_bytes))

@@ -74,7 +74,7 @@ class Memory:
         self.wake: Callable[[], None] = lambda: None  # start catching up in the background
         self._index: Index | None = None
         self._scopes: Memo[dict[tuple[Any, ...], set[str]]] = Memo()  # per discovery generation
-        self._dropped = -1  # the catalog generation whose vanished journals were last dropped
+        self._dropped: object = None  # the catalog generation whose vanished journals were last dropped
         self._suspects: Memo[list[str]] = Memo()
         self._view: Memo[View] = Memo()
         self._redacted: SizedCache[tuple[Policy, str]] = SizedCache(_REDACTED_CHARS)

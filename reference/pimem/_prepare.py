@@ -157,7 +157,7 @@ def prepare(task: Task) -> Prepared:
             line = line._replace(kind=entry.kind, call_id=call)
             texts.append(entry.text)
         if (edit := context_edit(obj)) is not None:
-            line = line._replace(edit_target=edit.target_id, replaced=edit.replaced)
+            line = line._replace(edit=(edit.target_id, edit.replaced))
         found.lines.append(line)
     # redacted together: one scan per keyword for a batch of short texts
     with redaction_policy(task.redaction):

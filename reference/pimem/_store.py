@@ -24,7 +24,7 @@ import apsw
 import orjson
 
 from ._errors import IndexUnavailable
-from ._time import DAY_SHIFT, MAX_MS, canonical_timestamp, day_rowids, rowids_of_day
+from ._time import DAY_SHIFT, MAX_MS, MIN_MS, canonical_timestamp, day_rowids, rowids_of_day
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -138,8 +138,7 @@ class Line(NamedTuple):
     chars: int | None = None  # characters of the redacted text
     terms: str | None = None  # what the terms table is given (`_terms.index_text` of that text)
     call_id: str | None = None  # the tool call a tool result answers
-    edit_target: str | None = None  # a context_edit line: the entry it replaces or omits
-    replaced: bool = False  # ... and whether it replaces it (else omits it)
+    edit: tuple[str, bool] | None = None  # a context_edit line: the entry it replaces (True) or omits
 
     def hidden(self) -> Line:
         """The line as a hidden entry is stored: a node of the tree, but no entry and no terms (a
@@ -264,7 +263,8 @@ def _filtered(filters: Filters, rowid: str) -> tuple[str, tuple[Any, ...]]:
         where += f" AND e.kind IN ({','.join('?' * len(filters.kinds))})"
         params += filters.kinds
     if filters.since is not None or filters.until is not None:
-        first, last = filters.since or 0, MAX_MS if filters.until is None else filters.until
+        first = MIN_MS if filters.since is None else filters.since
+        last = MAX_MS if filters.until is None else filters.until
         where += f" AND {rowid} BETWEEN ? AND ? AND e.ts BETWEEN ? AND ?"
         params += (*day_rowids(first, last), first, last)
     return where, params
@@ -319,7 +319,7 @@ def _schema(db: apsw.Connection) -> str | None:
     if not db.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchall():
         return None
     rows = db.execute("SELECT value FROM meta WHERE key='schema'").fetchall()
-    return str(rows[0][0]) if rows else None
+    return next((str(value) for (value,) in rows), None)
 
 
 def _connect(path: str) -> apsw.Connection:
@@ -389,15 +389,20 @@ class Store:
             self._db.execute("INSERT INTO terms(terms) VALUES('optimize')")
         self._all("VACUUM")
 
+    def _value(self, sql: str, params: Any = ()) -> Any:
+        """The one value of a query that answers one row of one column (a count, a pragma)."""
+        ((value,),) = self._all(sql, params)
+        return value
+
     def data_version(self) -> int:
         """A number that moves whenever another connection commits."""
-        return int(self._all("PRAGMA data_version")[0][0])
+        return int(self._value("PRAGMA data_version"))
 
     # -- meta ------------------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
         rows = self._all("SELECT value FROM meta WHERE key=?", (key,))
-        return str(rows[0][0]) if rows else None
+        return next((str(value) for (value,) in rows), None)
 
     def read_lease(self) -> str | None:
         return self.meta("lease")
@@ -418,7 +423,7 @@ class Store:
 
     def file_state(self, path: str) -> FileState | None:
         rows = self._all(f"SELECT {_FILE_STATE} FROM files WHERE path=?", (path,))
-        return FileState(*rows[0]) if rows else None
+        return next((FileState(*row) for row in rows), None)
 
     def add_file(
         self, journal: IndexedJournal, header_hash: bytes, last_length: int, last_hash: bytes
@@ -508,12 +513,13 @@ class Store:
         for line in lines:
             if line.day not in following:
                 first, last = rowids_of_day(line.day)
-                top = self._all("SELECT max(rowid) FROM entries WHERE rowid BETWEEN ? AND ?", (first, last))
-                following[line.day] = first if top[0][0] is None else top[0][0] + 1
+                top = self._value("SELECT max(rowid) FROM entries WHERE rowid BETWEEN ? AND ?", (first, last))
+                following[line.day] = first if top is None else top + 1
             rows.append((following[line.day], line))
             following[line.day] += 1
         # FTS5 starts a new segment whenever a rowid is not above the previous one: insert in order
-        rows.sort(key=lambda numbered: numbered[0])
+        # (rowids are unique, so the tuples sort by them alone)
+        rows.sort()
         placeholders = ",".join("?" * len(_LINE_COLUMNS.split(",")))
         self._db.executemany(
             f"INSERT INTO entries({_LINE_COLUMNS}) VALUES({placeholders})",
@@ -522,11 +528,13 @@ class Store:
         terms = [(rowid, line.terms) for rowid, line in rows if line.terms is not None]
         self._db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
         edits = [
-            (file_id, line.edit_target, line.offset, line.length, line.entry_id, line.replaced)
-            for line in lines
-            if line.edit_target is not None
+            (file_id, *line.edit, line.offset, line.length, line.entry_id) for line in lines if line.edit
         ]
-        self._db.executemany("INSERT OR REPLACE INTO context_edits VALUES(?,?,?,?,?,?)", edits)
+        self._db.executemany(
+            "INSERT OR REPLACE INTO context_edits(file_id, target_id, replaced, offset, length, edit_id)"
+            " VALUES(?,?,?,?,?,?)",
+            edits,
+        )
         return len(terms)
 
     def context_edits(self, file_id: int, target_ids: list[str]) -> list[ContextEditRow]:
@@ -635,11 +643,11 @@ class Store:
     def document_frequency(self, match: str, cap: int) -> int:
         """How many entries of the whole index match an FTS5 query, counted up to `cap`."""
         sql = f"SELECT count(*) FROM (SELECT rowid FROM terms WHERE terms MATCH ? LIMIT {int(cap)})"
-        return int(self._all(sql, (match,))[0][0])
+        return int(self._value(sql, (match,)))
 
     def entry_total(self) -> int:
         """Entries in the whole index."""
-        return int(self._all("SELECT count(*) FROM entries WHERE kind IS NOT NULL")[0][0])
+        return int(self._value("SELECT count(*) FROM entries WHERE kind IS NOT NULL"))
 
     def node(self, file_id: int, entry_id: str) -> EntryRow | None:
         """A journal's last line with this id, entry or not."""
@@ -647,7 +655,7 @@ class Store:
             f"{_ENTRY_SELECT} WHERE e.file_id=? AND e.entry_id=? ORDER BY e.offset DESC LIMIT 1",
             (file_id, entry_id),
         )
-        return EntryRow(*rows[0]) if rows else None
+        return next((EntryRow(*row) for row in rows), None)
 
     def children(self, file_id: int, parent_id: str) -> list[EntryRow]:
         """A journal's lines whose parent is this id, entries or not, in the order they were written."""
@@ -665,21 +673,21 @@ class Store:
         where, params = _filtered(Filters(kinds=kinds), "e.rowid")
         if entry_id is not None:
             where, params = where + " AND e.entry_id = ?", (*params, entry_id)
-        rows = self._all(
+        count = self._value(
             "SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id"
             f" WHERE e.kind IS NOT NULL AND f.path IN (SELECT value FROM json_each(?)) {where}",
             (_json_list(paths), *params),
         )
-        return int(rows[0][0])
+        return int(count)
 
     def skipped_lines(self, paths: list[str]) -> int:
         """Overlong and malformed lines these journals had."""
-        rows = self._all(
+        total = self._value(
             "SELECT coalesce(sum(skipped_lines), 0) FROM files"
             " WHERE path IN (SELECT value FROM json_each(?))",
             (_json_list(paths),),
         )
-        return int(rows[0][0])
+        return int(total)
 
     def kind_counts(self, path: str) -> dict[str | None, int]:
         """How many lines of each kind a journal has (None: lines that are no entry)."""

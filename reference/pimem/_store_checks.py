@@ -99,7 +99,7 @@ def refuse_writes(store: Store) -> None:
 
 def fill_up(store: Store) -> None:
     """From now on this connection's index cannot grow, as on a full disk (SQLITE_FULL)."""
-    pages = int(store._all("PRAGMA page_count")[0][0])
+    pages = int(store._value("PRAGMA page_count"))
     store._db.execute(f"PRAGMA max_page_count={pages}")
 
 
