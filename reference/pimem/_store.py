@@ -24,7 +24,7 @@ import apsw
 import orjson
 
 from ._errors import IndexUnavailable
-from ._time import DAY_SHIFT, MAX_MS, MIN_MS, canonical_timestamp, day_rowids, rowids_of_day
+from ._time import MAX_MS, MIN_MS, canonical_timestamp, day_of_rowid, day_rowids, rowids_of_day
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -604,7 +604,7 @@ class Store:
         where, params = _filtered(filters, "e.rowid")
         found = self._entries(scope, where, (*params, count), "ORDER BY e.rowid DESC LIMIT ?")
         if len(found) == count:
-            day = rowids_of_day(found[-1].rowid >> DAY_SHIFT)
+            day = rowids_of_day(day_of_rowid(min(row.rowid for row in found)))
             found += self._entries(scope, where + " AND e.rowid BETWEEN ? AND ?", (*params, *day))
         return list({row.rowid: row for row in found}.values())
 
