@@ -18,23 +18,12 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
 from ._journals import Journal, read_header
-from ._prepare import (
-    BULK_BYTES,
-    INLINE,
-    Prepared,
-    Task,
-    as_withheld,
-    line_hash,
-    line_moved,
-    outcome,
-    prefix_digest,
-    prepare,
-    preparing,
-)
+from ._prepare import Prepared, Task, as_withheld, line_hash, line_moved, prefix_digest, prepare
 from ._redact import Policy
 from ._store import FileState, IndexedJournal, Store
+from ._workers import INLINE, outcome
 
-__all__ = ["BULK_BYTES", "Index", "preparing"]
+__all__ = ["Index"]
 
 _AHEAD = 4  # batches prepared ahead of the one being stored, when workers prepare them
 

@@ -18,11 +18,12 @@ import orjson
 
 from ._echo import echo
 from ._errors import IndexUnavailable, ToolError, protocol_answer
-from ._index import BULK_BYTES, Index, preparing
+from ._index import Index
 from ._journals import Journal
 from ._memory import Memory, indexed
 from ._query import SUMMARY_KINDS
 from ._time import iso_utc
+from ._workers import BULK_BYTES, preparing
 
 __all__ = [
     "Lease",

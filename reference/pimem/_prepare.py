@@ -1,26 +1,20 @@
 """Batch preparation: a batch of journal lines read, parsed, extracted, redacted and turned into
 search terms, away from the index.
 
-`prepare(Task)` is pure (no index), so during large passes it runs in worker processes (`preparing`
-gives an executor of them) and the storing process only inserts what comes back; otherwise it runs
-in the caller's process. Here too: the digests of the tiered rewrite detection (the prefix hash of a
+`prepare(Task)` is pure (no index), so during large passes it runs in worker processes (see
+`_workers`) and the storing process only inserts what comes back; otherwise it runs in the caller's
+process. Here too: the digests of the tiered rewrite detection (the prefix hash of a
 journal prepared in pieces, in any order, and the hash of its last line).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
-import multiprocessing
 import operator
-import os
 import zlib
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
 from ._extract import WITHHELD, context_edit, extract, sensitive_call_ids
 from ._journals import parse_line, read_chunk, read_line_at
@@ -30,25 +24,18 @@ from ._terms import index_text
 from ._time import DAY_MS, MAX_MS, canonical_shape, epoch_ms
 
 __all__ = [
-    "BULK_BYTES",
-    "INLINE",
     "Prepared",
     "Task",
     "as_withheld",
     "line_hash",
     "line_moved",
-    "outcome",
     "prefix_digest",
     "prepare",
-    "preparing",
 ]
 
 _DIGEST_MASK = (1 << 64) - 1
-BULK_BYTES = 64 << 20  # a foreground pass over more is prepared by workers, and compacted after
-_WORKERS = min(2, max(1, (os.cpu_count() or 2) - 1))  # the storing process inserts meanwhile
 # Lines per transaction: fewer commits (and FTS5 segments) against holding the write lock longer
 _BATCH_BYTES = 4 << 20
-T = TypeVar("T")
 
 
 def line_hash(data: bytes) -> bytes:
@@ -167,56 +154,3 @@ def prepare(task: Task) -> Prepared:
         offset, raw = chunk.lines[-1]
         found.last = (offset, len(raw), line_hash(raw))
     return found
-
-
-class _Inline(Executor):
-    """Runs each task at once, in this process: a pass without workers."""
-
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        future: Future[T] = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except Exception as error:
-            future.set_exception(error)
-        return future
-
-
-INLINE = _Inline()
-
-
-class _Workers(Executor):
-    """Worker processes, and this process once they are gone (a sandbox may not let them live)."""
-
-    def __init__(self, pool: ProcessPoolExecutor) -> None:
-        self.pool: Executor = pool
-
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        try:
-            return self.pool.submit(fn, *args, **kwargs)
-        except BrokenProcessPool:
-            self.pool = INLINE
-            return self.pool.submit(fn, *args, **kwargs)
-
-
-def outcome(batch: Future[Prepared], again: Callable[[], Future[Prepared]]) -> Prepared:
-    """A batch's result; prepared once more (here) if the worker preparing it died."""
-    try:
-        return batch.result()
-    except BrokenProcessPool:
-        return again().result()
-
-
-@contextlib.contextmanager
-def preparing(pending_bytes: int) -> Iterator[Executor | None]:
-    """Worker processes to prepare batches in, when a pass has enough to do to repay starting them
-    (a fresh interpreter each: the caller may have threads, which a fork would copy mid-step)."""
-    if pending_bytes < BULK_BYTES:
-        yield None
-        return
-    try:
-        pool = ProcessPoolExecutor(_WORKERS, mp_context=multiprocessing.get_context("spawn"))
-    except OSError:  # no processes to be had here (a sandbox): this one prepares everything
-        yield None
-        return
-    with pool:
-        yield _Workers(pool)

@@ -150,8 +150,33 @@ def _grams(run: str) -> str:
     return " " + " ".join(pairs) + " " + units[-1] + " "
 
 
+def _run_grams(match: re.Match[str]) -> str:
+    return _grams(match.group())
+
+
+def _with_grams(text: str) -> str:
+    """The text with its runs without spaces as their grams. Only lines with a non-ASCII character
+    are searched for runs: in English work, Unicode is a few lines of a long output, and the line
+    split and ASCII test run in C."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if not line.isascii():
+            lines[number] = _NO_SPACE_RUN.sub(_run_grams, line)
+    return "\n".join(lines)
+
+
 def _parts(identifier: str) -> list[str]:
     return _PART.findall(identifier)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # identifiers recur: the code's names, across entries
+def _indexed_parts(identifier: bytes) -> tuple[str, ...]:
+    """The parts an identifier adds to the index: none for a hex id or a blob of many parts."""
+    text = identifier.decode("ascii")
+    if _HEX.fullmatch(text):
+        return ()
+    parts = _parts(text)
+    return tuple(parts) if len(parts) <= _MAX_PARTS else ()
 
 
 def _identifiers(raw: bytes) -> dict[bytes, None]:
@@ -171,16 +196,9 @@ def index_text(text: str) -> str:
             text = _HARAKAT.sub("", text)
             raw = text.encode()
         if _NO_SPACE_CHAR.search(text):
-            text = _NO_SPACE_RUN.sub(lambda match: _grams(match.group()), text)
-    extra: list[str] = []
-    for found in _identifiers(raw):
-        identifier = found.decode("ascii")
-        if _HEX.fullmatch(identifier):
-            continue
-        parts = _parts(identifier)
-        if len(parts) <= _MAX_PARTS:
-            extra += parts
-    return text if not extra else text + "\n" + " ".join(extra)
+            text = _with_grams(text)
+    extra = " ".join(itertools.chain.from_iterable(map(_indexed_parts, _identifiers(raw))))
+    return text + "\n" + extra if extra else text
 
 
 def split_terms(query: str) -> list[str]:

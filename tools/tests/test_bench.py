@@ -5,6 +5,7 @@ Nothing here looks at a timing: the benchmark measures, tests only check shape a
 
 from __future__ import annotations
 
+import gc
 import json
 import operator
 import statistics
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 from pimem_tools.bench._git import RESULTS_RELPATH, tree_hash_without
 from pimem_tools.bench._readme import BEGIN, END, render_table
+from pimem_tools.bench._reference import run_measured
 from pimem_tools.bench._targets import TARGETS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -327,3 +329,14 @@ def test_the_recheck_figure_refuses_an_implementation_that_never_compares_again(
             time_rechecks(client, _recheck_queries(), utc("2026-11-29T12:00:00.000Z"))
     finally:
         client.close()
+
+
+def test_a_measured_run_closes_its_stderr_pipe_and_reports_a_failure_with_its_stderr() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = run_measured([sys.executable, "-c", "import sys; sys.stderr.write('x' * 100_000)"], {})
+        gc.collect()
+    assert run.seconds > 0
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+    with pytest.raises(RuntimeError, match="exited 3: oops"):
+        run_measured([sys.executable, "-c", "import sys; sys.stderr.write('oops'); sys.exit(3)"], {})

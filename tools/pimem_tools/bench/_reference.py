@@ -180,9 +180,10 @@ def run_measured(argv: list[str], env: dict[str, str]) -> IndexRun:
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
-    assert process.stderr is not None
-    stderr = process.stderr.read()  # drained while it runs so a full pipe never stalls it
-    process.wait()
+    with process:  # closes the stderr pipe
+        assert process.stderr is not None
+        stderr = process.stderr.read()  # drained while it runs so a full pipe never stalls it
+        process.wait()
     seconds = time.perf_counter() - started
     done.set()
     poller.join()
