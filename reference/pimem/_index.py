@@ -50,8 +50,8 @@ class Index:
         self.path = path
         self.max_line_bytes = max_line_bytes
         self.redaction = redaction or Policy()
-        self._known: dict[str, tuple[int, int, int]] | None = None
-        self._version: int | None = None  # the data_version `_known` was read at
+        self._known: dict[str, tuple[int, int, int]] = {}
+        self._version: int | None = None  # the data_version `_known` was read at (None: read it again)
         # tokens that caches are keyed by: each is a new object whenever what it stands for changes
         self.generation = object()  # `known` changed (its answer may have changed since)
         self.foreign = object()  # another connection's commit made `known` read again
@@ -68,7 +68,7 @@ class Index:
         """path → (file id, size, mtime_ns) of every journal indexed. Kept up to date by this
         connection's own writes (`_note`), read again when another connection has committed."""
         version = self.store.data_version()
-        if self._known is None or version != self._version:
+        if version != self._version:
             self._known = self.store.known_files()
             self._version = version
             self.generation = object()
@@ -87,7 +87,7 @@ class Index:
     def clear(self) -> None:
         """Drop every row and term (rebuild): a fresh, empty index."""
         self.store.clear()
-        self._known = None
+        self._version = None
 
     # -- indexing --------------------------------------------------------------------------------
 
@@ -110,8 +110,8 @@ class Index:
         self,
         journal: Journal,
         *,
-        verify: bool = False,
-        forgotten: Callable[[], Callable[[str, str], bool]] | None = None,
+        verify: bool,
+        forgotten: Callable[[], Callable[[str, str], bool]] | None,
     ) -> int:
         """Bring one journal's rows up to date; entries added. See `sync_many`."""
         return self.sync_many([journal], verify=lambda journal: verify, forgotten=forgotten)
@@ -120,7 +120,7 @@ class Index:
         self,
         journals: Iterable[Journal],
         *,
-        verify: Callable[[Journal], bool] = lambda journal: False,
+        verify: Callable[[Journal], bool],
         forgotten: Callable[[], Callable[[str, str], bool]] | None = None,
         pool: Executor | None = None,
         carry_on: Callable[[], bool] = lambda: True,
@@ -189,8 +189,8 @@ class Index:
         header_hash = line_hash(raw_header)
         state = self.store.file_state(journal.path)
         unchanged = state is not None and (state.size, state.mtime_ns) == (info.st_size, info.st_mtime_ns)
-        if unchanged and not verify and state and not self._rewritten(current, state, header_hash, verify):
-            return None  # nothing new and nothing rewritten by the cheap signals: no write at all
+        if unchanged and state and not self._rewritten(current, state, header_hash, verify):
+            return None  # nothing new and nothing rewritten: no write at all
         with self.write():
             state = self.store.file_state(journal.path)
             if state is not None and self._rewritten(current, state, header_hash, verify):
@@ -204,7 +204,7 @@ class Index:
 
     def _new_file(self, journal: Journal, header: bytes) -> FileState:
         """A journal's row before any batch: nothing indexed, the header its last line so far."""
-        line = header[:-1]
+        line = header.removesuffix(b"\n")
         self.store.add_file(_indexed(journal), line_hash(header), len(line), line_hash(line))
         state = self.store.file_state(journal.path)
         assert state is not None

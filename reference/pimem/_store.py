@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import os
 import threading
 from collections.abc import Container, Iterable, Iterator
@@ -175,8 +176,7 @@ def _line_values(rowid: int, file_id: int, line: Line) -> tuple[Any, ...]:
     )
 
 
-@dataclass(frozen=True)
-class EntryRow:
+class EntryRow(NamedTuple):
     """A stored line with its journal's columns; `kind` is None for a line that is no entry."""
 
     rowid: int  # orders by day (see _time)
@@ -219,7 +219,7 @@ _ENTRY_COLUMNS = {
     "chars": "e.chars",
     "ms": "e.ts",
 }
-assert tuple(_ENTRY_COLUMNS) == tuple(field.name for field in dataclasses.fields(EntryRow))
+assert tuple(_ENTRY_COLUMNS) == EntryRow._fields
 _ENTRY_SELECT = f"SELECT {', '.join(_ENTRY_COLUMNS.values())} FROM entries e JOIN files f ON f.id = e.file_id"
 
 
@@ -241,8 +241,7 @@ _SHORTEST_FIRST = "chars, ms DESC, path DESC, offset DESC"
 Scope = tuple[int, ...] | None  # the file ids of the journals in scope; None: every journal
 
 
-@dataclass(frozen=True)
-class Filters:
+class Filters(NamedTuple):
     """Which entries a listing or a search keeps: kinds, and a time range in milliseconds."""
 
     kinds: tuple[str, ...] | None = None
@@ -508,15 +507,14 @@ class Store:
     def add_lines(self, file_id: int, lines: list[Line]) -> int:
         """Store lines (inside the caller's transaction), each numbered within its day; entries
         with terms added."""
-        following: dict[int, int] = {}
+        numbering: dict[int, Iterator[int]] = {}  # day -> its next rowids
         rows = []
         for line in lines:
-            if line.day not in following:
+            if line.day not in numbering:
                 first, last = rowids_of_day(line.day)
                 top = self._value("SELECT max(rowid) FROM entries WHERE rowid BETWEEN ? AND ?", (first, last))
-                following[line.day] = first if top is None else top + 1
-            rows.append((following[line.day], line))
-            following[line.day] += 1
+                numbering[line.day] = itertools.count(first if top is None else top + 1)
+            rows.append((next(numbering[line.day]), line))
         # FTS5 starts a new segment whenever a rowid is not above the previous one: insert in order
         # (rowids are unique, so the tuples sort by them alone)
         rows.sort()
@@ -609,7 +607,7 @@ class Store:
         return list({row.rowid: row for row in found}.values())
 
     def candidates(
-        self, match: str, scope: Scope, filters: Filters, cap: int, *, shortest_first: bool = False
+        self, match: str, scope: Scope, filters: Filters, cap: int, *, shortest_first: bool
     ) -> list[Candidate]:
         """The newest in-scope entries whose terms match (an FTS5 query), at most `cap` (FTS5 walks
         its doclists newest first), newest first or `shortest_first` (see _SHORTEST_FIRST)."""
