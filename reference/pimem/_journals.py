@@ -214,8 +214,7 @@ class Catalog:
             elif real not in by_real or not os.path.islink(path):
                 by_real[real] = path  # one journal seen twice is kept once, under its own name
         self._paths = list(by_real.values())
-        kept = set(self._paths)
-        self._looks = {path: look for path, look in self._looks.items() if path in kept}
+        self._looks = {path: self._looks[path] for path in self._looks.keys() & set(self._paths)}
         self._unsettled = {path for path in self._paths if path not in self._looks}
         self._unsettled.update(path for path, look in self._looks.items() if look.journal is None)
 
@@ -343,6 +342,6 @@ def read_line_at(path: str, offset: int, length: int) -> bytes | None:
             data = handle.read(length + 1)
     except OSError:
         return None
-    if len(data) != length + 1 or not data.endswith(b"\n"):
+    if data[length:] != b"\n":  # the file ends sooner, or the line no longer ends there
         return None
-    return data[:-1]
+    return data[:length]
