@@ -93,7 +93,7 @@ def _trust_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
             line = _journals.parse_line(raw) if raw is not None else None
             found = line.get("id") if isinstance(line, dict) else None
             if isinstance(found, str):
-                return original(view, dataclasses.replace(row, entry_id=found), *rest)
+                return original(view, row._replace(entry_id=found), *rest)
             return _extract.Extracted(row.timestamp, row.kind, None, None, "", None)
 
         return load
@@ -717,9 +717,7 @@ def _summaries_of_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch,
         _store.Store,
         "entries",
-        lambda original: (
-            lambda self, scope, filters: original(self, scope, dataclasses.replace(filters, kinds=None))
-        ),
+        lambda original: lambda self, scope, filters: original(self, scope, filters._replace(kinds=None)),
     )
 
 
@@ -1188,7 +1186,7 @@ def _kind_filtered_after_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
         def search_once(view: Any, query: Any, filters: Any, limit: int) -> Any:
             if filters.kinds is None:
                 return original(view, query, filters, limit)
-            match, rows, more = original(view, query, dataclasses.replace(filters, kinds=None), 1000)
+            match, rows, more = original(view, query, filters._replace(kinds=None), 1000)
             kept = [row for row in rows if row.kind in filters.kinds]
             return match, kept[:limit], more or len(kept) > limit
 
