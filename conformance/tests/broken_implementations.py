@@ -625,7 +625,18 @@ def _secrets_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _redaction_windows_without_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_redact, "_OVERLAP_CHARS", 0)
+    # A long text is redacted in 1 MiB slices that do not overlap: a secret across an edge escapes.
+    whole = _redact._spans
+    size = 1 << 20
+
+    def sliced(text: str) -> list[tuple[int, int, str]]:
+        return [
+            (offset + start, offset + end, name)
+            for offset in range(0, len(text), size)
+            for start, end, name in whole(text[offset : offset + size])
+        ]
+
+    monkeypatch.setattr(_redact, "_spans", sliced)
 
 
 def _blind_after_json_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -644,7 +655,15 @@ def _outputs_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _excerpts_miss_open_key_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     # An excerpt's neighbourhood is redacted alone, never widened back to a key block's BEGIN line.
-    monkeypatch.setattr(_redact, "_KEY_REACH", 0)
+    monkeypatch.setattr(_redact, "_OPENINGS", tuple(o for o in _redact._OPENINGS if "BEGIN" not in o))
+
+
+def _excerpts_from_a_fixed_neighbourhood(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An excerpt is redacted with 512 characters around it and nothing more: a long secret that
+    # begins before it shows its tail, a Secret's values far below data: show as written.
+    monkeypatch.setattr(
+        _redact, "_widen", lambda text, start, end: (max(0, start - 512), min(len(text), end + 512))
+    )
 
 
 def _errors_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1581,6 +1600,13 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-002"),
         _excerpts_miss_open_key_blocks,
+    ),
+    Broken(
+        "excerpts-from-a-fixed-neighbourhood",
+        "a search excerpt is redacted with a fixed margin around it, blind to long secrets begun before it",
+        ("redaction",),
+        _ids("JM-REDACT-270"),
+        _excerpts_from_a_fixed_neighbourhood,
     ),
     Broken(
         "errors-not-redacted",

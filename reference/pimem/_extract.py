@@ -66,8 +66,9 @@ _SECRET_BASENAMES = {
 }
 _SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx")
 _SECRET_PAIRS = {(".aws", "credentials"), (".docker", "config.json")}
-_PAGERS = {"cat", "head", "tail", "less"}
 _VALUED_OPTIONS = {"-n", "-c", "--lines", "--bytes"}
+# the pagers whose output shows a file, each with its options that take a value
+_PAGERS = {"cat": set(), "less": set(), "head": _VALUED_OPTIONS, "tail": _VALUED_OPTIONS}
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,9 @@ class ContextEdit:
 
 def context_edit(obj: Any) -> ContextEdit | None:
     """The edit a parsed line makes, or None when it is no well-formed `context_edit`."""
-    if not isinstance(obj, dict) or obj.get("type") != "context_edit":
+    if not isinstance(obj, dict) or obj.get("type") != "context_edit" or "replacement" not in obj:
         return None
-    target, replacement = obj.get("targetId"), obj.get("replacement", False)
+    target, replacement = obj.get("targetId"), obj["replacement"]
     if not isinstance(target, str) or not (replacement is None or isinstance(replacement, dict)):
         return None
     return ContextEdit(target, replacement is not None)
@@ -101,14 +102,14 @@ def context_edit(obj: Any) -> ContextEdit | None:
 def is_sensitive_path(path: str) -> bool:
     # Names compare case-insensitively: on a case-insensitive file system `.ENV` is `.env`.
     parts = [part.lower() for part in path.replace("\\", "/").split("/") if part]
-    if not parts:
-        return False
-    base = parts[-1]
-    if base in _SECRET_BASENAMES or base.startswith(".env.") or base.endswith(_SECRET_SUFFIXES):
-        return True
-    if ".ssh" in parts:  # known_hosts and config name hosts too, so the whole folder stays out
-        return True
-    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
+    base = parts[-1] if parts else ""
+    return (
+        base in _SECRET_BASENAMES
+        or base.startswith(".env.")
+        or base.endswith(_SECRET_SUFFIXES)
+        or ".ssh" in parts  # known_hosts and config name hosts too, so the whole folder stays out
+        or any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
+    )
 
 
 # Shell operators that end a simple command, and those whose next word is a redirection target.
@@ -133,10 +134,10 @@ def _paged_paths(command: str) -> list[str]:
             continue
         while simple and simple[0] == "sudo":
             simple = simple[1:]
-        if simple and simple[0] in _PAGERS:
-            valued = _VALUED_OPTIONS if simple[0] in ("head", "tail") else set()
-            previous = ""
-            for each in simple[1:]:
+        pager, *operands = simple or [""]
+        if (valued := _PAGERS.get(pager)) is not None:
+            previous = pager
+            for each in operands:
                 target = previous in _REDIRECTS
                 if (
                     not each.startswith("-")
@@ -157,7 +158,7 @@ def _sensitive_command(command: Any) -> bool:
 def _sensitive_call(block: dict[str, Any]) -> bool:
     args = block.get("arguments")
     if not isinstance(args, dict):
-        return False
+        args = {}
     if block.get("name") == "read":
         path = args.get("path", args.get("file_path"))
         return isinstance(path, str) and is_sensitive_path(path)

@@ -4,14 +4,12 @@ Speed matters (every indexed character passes through here), so no pattern is ev
 position of a text. Each rule of the table (`_redact_rules.py`) names keywords, and is tried only
 where one occurs. All keywords are found in one pass per text: one RE2 automaton (`google-re2`) of
 every keyword, case-insensitive or as written, run over an ASCII image of the text (each other
-character becomes `?`, so positions stay those of the text and keywords, all ASCII, match the
-same); after each match the search goes on from the next character, so overlapping keywords are
-all found. Without RE2 (a platform with no wheel), two Python patterns do the same: the keywords
-as a trie of alternatives (so `re` branches on each next character instead of trying every
-keyword), one for the case-insensitive keywords over the lower-cased image and one for the others;
-slower, the same positions, so the same output. The rules themselves run in
-Python's `re`, which has the lookarounds RE2 lacks. Text longer than one slice is scanned in
-line-aligned windows that overlap, so a secret straddling a window boundary is still found whole.
+character becomes `?`, so positions stay those of the text and keywords, all ASCII, match the same);
+after each match the search goes on from the next character, so overlapping keywords are all found.
+Where `google-re2` has no wheel, `_keyword_trie` finds the same spans, slower. The rules themselves
+run in Python's `re`, which has the lookarounds RE2 lacks. A text is scanned whole, however long
+(`re` has no limit on its input); many texts are scanned joined by a separator that ends every
+rule's context, so each keyword costs one pass for all of them.
 """
 
 from __future__ import annotations
@@ -19,25 +17,23 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from ._keyword_trie import TrieKeywords
 from ._redact_rules import RULES, SEPARATOR, Rule
 
 try:
     import re2  # type: ignore[import-untyped,import-not-found,unused-ignore]  # no stubs
-
-    _UNANCHORED = re2._Anchor.UNANCHORED
-except ImportError:  # pragma: no cover - every supported platform has a wheel
+except ImportError:  # no wheel for this platform (see _keyword_trie)
     re2 = None
 
 __all__ = [
     "Policy",
     "current_policy",
-    "from_pi_settings",
     "marker_names",
     "redact",
     "redact_many",
@@ -46,13 +42,14 @@ __all__ = [
     "redaction_policy",
 ]
 
-_SLICE_CHARS = 1 << 20
-_OVERLAP_CHARS = 1 << 16
-_SLICE_MARGIN = 512  # scanned around a slice (see _widen)
-_RUN_REACH = 1 << 14  # how far a token-shaped run crossing a slice's edge is followed
-_KEY_REACH = 1 << 16  # how far back a private key's BEGIN line is looked for
+# How far a slice's neighbourhood reaches (see _widen): the longest secret, its context included,
+# that a slice of a text is redacted for as the whole text is (JM-REDACT-270).
+_REACH = 1 << 16
+_SLICE_MARGIN = 512  # scanned around a slice: the context a rule reads before or after a value
 _RUN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_.-"
-_BATCH_CHARS = 1 << 18  # short texts are redacted this many characters at a time
+# Lines that open a block whose secrets run on below them (a Secret's `data:`, a private key's
+# BEGIN line), until a key's END line
+_OPENINGS = ("data:", "Data:", "-----BEGIN ")
 _SEPARATOR = SEPARATOR
 
 Span = tuple[int, int, str]
@@ -64,25 +61,6 @@ Keyword = tuple[str, bool]  # (keyword, case-sensitive)
 def _ascii_image(text: str) -> bytes:
     """The text with every non-ASCII character as `?`: one byte per character, so positions match."""
     return text.encode("ascii", "replace")
-
-
-def _trie_pattern(words: list[str]) -> re.Pattern[str]:
-    """One pattern matching any of `words`, longest first, as nested alternatives of a trie."""
-    trie: dict[str, Any] = {}
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a word ends here
-
-    def pattern(node: dict[str, Any]) -> str:
-        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-        return f"(?:{body})?" if "" in node else body
-
-    return re.compile(pattern(trie))
 
 
 def _matches(keyword: Keyword, text: str, position: int) -> bool:
@@ -101,19 +79,16 @@ class _Keywords:
                 for word in rule.keywords:
                     keyword = (word, rule.case_sensitive)
                     self.rules[keyword] = (*self.rules.get(keyword, ()), priority)
-        self.fallback = (
-            _trie_pattern([word for word, case_sensitive in self.rules if not case_sensitive]),
-            _trie_pattern([word for word, case_sensitive in self.rules if case_sensitive]),
+        # Longest first: at a position, the automaton matches the longest keyword there.
+        ordered = sorted(self.rules, key=lambda keyword: (-len(keyword[0]), keyword))
+        pattern = "|".join(
+            re.escape(word) if case_sensitive else f"(?i:{re.escape(word)})"
+            for word, case_sensitive in ordered
         )
-        self.automaton: Any = None
-        if re2 is not None:
-            # Longest first: at a position, the automaton matches the longest keyword there.
-            ordered = sorted(self.rules, key=lambda keyword: (-len(keyword[0]), keyword))
-            pattern = "|".join(
-                re.escape(word) if case_sensitive else f"(?i:{re.escape(word)})"
-                for word, case_sensitive in ordered
-            )
-            self.automaton = re2.compile(pattern.encode("ascii"))
+        self.automaton: Any = re2 and re2.compile(pattern.encode("ascii"))
+        self.matches: Callable[[bytes], Iterator[tuple[int, int]]] = (
+            self._automaton_matches if self.automaton else TrieKeywords(self.rules).matches
+        )
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - one instance, the table's, lives forever
     def starting(self, matched: bytes) -> tuple[int, ...]:
@@ -135,23 +110,20 @@ class _Keywords:
         """(position, rule priority) for every occurrence of a keyword in `text`."""
         image = _ascii_image(text)
         hits: set[tuple[int, int]] = set()
-        if self.automaton is None:
-            plain = image.decode("ascii")
-            for keywords, haystack in zip(self.fallback, (plain.lower(), plain), strict=True):
-                search, position = keywords.search, 0
-                while (found := search(haystack, position)) is not None:
-                    start = found.start()
-                    hits.update((start, priority) for priority in self.starting(image[start : found.end()]))
-                    position = start + 1
-            return hits
-        # The automaton's own matcher, without the wrapper's per-match objects. The search goes on
-        # right after each match's start, so keywords inside a match are found too.
-        match, anchor, size, position = self.automaton._regexp.Match, _UNANCHORED, len(image), 0
-        while (span := match(anchor, image, position, size)[0])[0] >= 0:
-            start = span[0]
-            hits.update((start, priority) for priority in self.starting(image[start : span[1]]))
-            position = start + 1
+        for start, end in self.matches(image):
+            hits.update((start, priority) for priority in self.starting(image[start:end]))
         return hits
+
+    def _automaton_matches(self, image: bytes) -> Iterator[tuple[int, int]]:
+        """The automaton's own matcher, without the wrapper's per-match objects. The search goes on
+        right after each match's start, so keywords inside a match are found too."""
+        match, anchor, size, position = self.automaton._regexp.Match, re2._Anchor.UNANCHORED, len(image), 0
+        while True:
+            [(start, end)] = match(anchor, image, position, size)  # the whole match (no groups)
+            if start < 0:
+                return
+            yield start, end
+            position = start + 1
 
 
 _MARKER_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
@@ -195,22 +167,6 @@ class Policy:
             else:
                 raise ValueError('redact_allow: each item is a literal string or {"pattern": "..."}')
         return cls(tuple(found), tuple(literals), tuple(regexes))
-
-
-def from_pi_settings(user: Any, project: Any) -> Policy:
-    """The policy of Pi's settings files: `memory.redact.patterns` from the user's
-    (`<agentDir>/settings.json`) and the project's (`.pi/settings.json`), `memory.redact.allow`
-    from the user's only, since a project file comes with the repository and must not weaken
-    redaction. Malformed items raise ValueError (see Policy.from_settings)."""
-
-    def redact_settings(settings: Any) -> dict[str, Any]:
-        memory = settings.get("memory") if isinstance(settings, dict) else None
-        found = memory.get("redact") if isinstance(memory, dict) else None
-        return found if isinstance(found, dict) else {}
-
-    mine, theirs = redact_settings(user), redact_settings(project)
-    patterns = [*(mine.get("patterns") or []), *(theirs.get("patterns") or [])]
-    return Policy.from_settings(patterns, mine.get("allow"))
 
 
 def _compile_user(pattern: str, setting: str) -> re.Pattern[str]:
@@ -338,21 +294,8 @@ def _merge(found: list[Found]) -> list[Span]:
     return [(start, end, names[priority]) for start, end, priority in merged]
 
 
-def _windows(text: str) -> Iterator[tuple[int, str]]:
-    """(offset, window) pairs covering the text; windows start at line starts and overlap."""
-    start = 0
-    while (end := start + _SLICE_CHARS) < len(text):
-        yield start, text[start : end + _OVERLAP_CHARS]
-        newline = text.rfind("\n", start + 1, end)
-        start = newline + 1 if newline > start else end
-    yield start, text[start:]
-
-
 def _spans(text: str) -> list[Span]:
-    found: list[Found] = []
-    for offset, window in _windows(text):
-        found.extend(_rule_spans(window, offset, whole=False))
-    found.extend(_rule_spans(text, 0, whole=True))
+    found = [*_rule_spans(text, 0, whole=False), *_rule_spans(text, 0, whole=True)]
     return _merge(_outside_markers(text, _apply_policy(text, found)))
 
 
@@ -377,55 +320,43 @@ def redact(text: str) -> str:
 
 
 def redact_many(texts: list[str]) -> list[str]:
-    """`redact` of each text. Short texts are scanned joined by _SEPARATOR, a batch at a time, so
-    each keyword costs one substring search per batch instead of one per text."""
-    done = [""] * len(texts)
-    batch: list[int] = []
-    size = 0
-    for number, text in enumerate(texts):
-        if len(text) >= _BATCH_CHARS:
-            done[number] = redact(text)
-            continue
-        batch.append(number)
-        size += len(text) + len(_SEPARATOR)
-        if size >= _BATCH_CHARS:
-            _redact_joined(texts, batch, done)
-            batch, size = [], 0
-    _redact_joined(texts, batch, done)
+    """`redact` of each text. The texts are scanned joined by _SEPARATOR, so each keyword costs one
+    search for all of them instead of one per text."""
+    joined = _SEPARATOR.join(texts)
+    spans = _spans(joined)
+    done = []
+    start = 0
+    for text in texts:
+        end = start + len(text)
+        done.append(_render(joined, spans, start, end) if spans else text)
+        start = end + len(_SEPARATOR)
     return done
 
 
-def _redact_joined(texts: list[str], batch: list[int], done: list[str]) -> None:
-    joined = _SEPARATOR.join(texts[number] for number in batch)
-    spans = _spans(joined)
-    start = 0
-    for number in batch:
-        end = start + len(texts[number])
-        done[number] = _render(joined, spans, start, end) if spans else texts[number]
-        start = end + len(_SEPARATOR)
-
-
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:
-    """The part of `text` to scan for the secrets that may reach into text[start:end]: a margin
-    around it, widened to the whole of a token-shaped run (a JWT, a key) crossing either edge, and
-    back to a private key's BEGIN line whose block is still open at the start."""
-    low, high = max(0, start - _SLICE_MARGIN), min(len(text), end + _SLICE_MARGIN)
-    head, tail = text[max(0, low - _RUN_REACH) : low], text[high : high + _RUN_REACH]
-    low, high = (
-        low - len(head) + len(head.rstrip(_RUN_CHARS)),
-        high + len(tail) - len(tail.lstrip(_RUN_CHARS)),
-    )
-    begin = text.rfind("-----BEGIN ", max(0, low - _KEY_REACH), low)
-    if begin >= 0 and text.find("-----END ", begin, low) < 0:
-        low = begin
+    """The part of `text` to scan for the secrets that may reach into text[start:end]: the whole of
+    a token-shaped run (a JWT, a long value) crossing either edge, with a margin for the context
+    around it (a key name, `Bearer`), and back to a block opened above it (a private key's BEGIN
+    line whose block is still open at the start, a Secret's `data:`), all within _REACH."""
+    head, tail = text[max(0, start - _REACH) : start], text[end : end + _REACH]
+    low = max(0, start - len(head) + len(head.rstrip(_RUN_CHARS)) - _SLICE_MARGIN)
+    high = min(len(text), end + len(tail) - len(tail.lstrip(_RUN_CHARS)) + _SLICE_MARGIN)
+    base = max(0, low - _REACH)
+    above = text[base:low]
+    for opening in _OPENINGS:
+        before, found, after = above.rpartition(opening)
+        if not found:
+            continue
+        if "-----END " not in after:  # the block is still open where the scan starts
+            low = min(low, max(0, base + len(before) - _SLICE_MARGIN))
     return low, high
 
 
 def redact_slices(pieces: list[tuple[str, int, int]]) -> list[str]:
-    """For each (text, start, end), the redacted form of text[start:end]: what `redact(text)` shows
-    there, a secret cut by either edge shown as its marker. Only the neighbourhood of each slice is
-    scanned (see _widen), all of them joined as in `redact_many`, so long texts cost no more than
-    short ones."""
+    """For each (text, start, end), with 0 <= start, the redacted form of text[start:end]: what
+    `redact(text)` shows there, a secret cut by either edge shown as its marker. Only the
+    neighbourhood of each slice is scanned (see _widen), all of them joined as in `redact_many`, so
+    long texts cost no more than short ones."""
     windows = [_widen(text, start, end) for text, start, end in pieces]
     joined = _SEPARATOR.join(
         text[low:high] for (text, _, _), (low, high) in zip(pieces, windows, strict=True)
@@ -440,7 +371,7 @@ def redact_slices(pieces: list[tuple[str, int, int]]) -> list[str]:
             for s, e, name in spans
             if offset <= s < offset + high - low
         ]
-        done.append(_render(text, own, max(0, start), min(len(text), end)))
+        done.append(_render(text, own, start, end))
         offset += high - low + len(_SEPARATOR)
     return done
 

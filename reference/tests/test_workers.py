@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pimem._index import Index
 from pimem._journals import DEFAULT_MAX_LINE_BYTES, Journal, read_header
-from pimem._store import EntryRow, Filters, Store
+from pimem._store import Candidate, EntryRow, Filters
 from pimem._workers import BULK_BYTES, _Workers, preparing
 from pimem_conformance.journals import entry_line, header_line, write_journal
 
@@ -60,18 +60,10 @@ def _journals(tmp_path: Path) -> list[Journal]:
     return journals
 
 
-def _rows(index_path: Path) -> tuple[list[EntryRow], list[int]]:
-    """What an index holds, read through the store (no SQL outside it): its entries and the
-    rowids of those whose terms match one word."""
-    store = Store(str(index_path))
-    try:
-        entries = sorted(store.entries(None, Filters()))
-        found = sorted(
-            hit.rowid for hit in store.candidates('"backoff"', None, Filters(), 10_000, shortest_first=False)
-        )
-    finally:
-        store.close()
-    return entries, found
+def _stored(index: Index) -> tuple[list[EntryRow], list[Candidate]]:
+    """Every entry row, and the entries the index finds for a part of an identifier."""
+    found = index.store.candidates('"backoff"', None, Filters(), 1000, shortest_first=False)
+    return index.store.entries(None, Filters()), found
 
 
 def test_a_pass_through_worker_processes_stores_what_a_pass_without_them_does(tmp_path: Path) -> None:
@@ -82,7 +74,7 @@ def test_a_pass_through_worker_processes_stores_what_a_pass_without_them_does(tm
         with preparing(pending) as pool:
             assert (pool is None) == (name == "inline")
             added = index.sync_many(journals, verify=lambda journal: False, pool=pool)
+        stored.append((added, _stored(index)))
         index.close()
-        stored.append((added, _rows(tmp_path / f"{name}.sqlite")))
     assert stored[0] == stored[1]
     assert stored[0][0] == 240 and len(stored[0][1][1]) == 240
