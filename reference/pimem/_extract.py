@@ -5,8 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import shlex
-from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 import orjson
 
@@ -71,8 +70,7 @@ _VALUED_OPTIONS = {"-n", "-c", "--lines", "--bytes"}
 _PAGERS = {"cat": set(), "less": set(), "head": _VALUED_OPTIONS, "tail": _VALUED_OPTIONS}
 
 
-@dataclass(frozen=True)
-class Extracted:
+class Extracted(NamedTuple):
     timestamp: str
     kind: Kind
     role: str | None
@@ -81,8 +79,7 @@ class Extracted:
     tokens_before: int | None
 
 
-@dataclass(frozen=True)
-class ContextEdit:
+class ContextEdit(NamedTuple):
     """What a Pi 1.x `context_edit` line does to the model's view of an earlier entry."""
 
     target_id: str
