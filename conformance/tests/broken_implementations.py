@@ -297,7 +297,7 @@ def _raw_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
             raw = _extract._compact_json(obj)
             if entry is None:
                 return _extract.Extracted(str(obj.get("timestamp", "")), "custom", None, None, raw, None)
-            return dataclasses.replace(entry, text=raw)
+            return entry._replace(text=raw)
 
         return extract
 

@@ -162,9 +162,9 @@ def _sensitive_call(block: dict[str, Any]) -> bool:
     return block.get("name") == "bash" and _sensitive_command(args.get("command"))
 
 
-def sensitive_call_ids(obj: Any) -> list[str]:
+def sensitive_call_ids(obj: dict[str, Any]) -> list[str]:
     """Tool-call ids of an assistant line that read a sensitive file (their results are withheld)."""
-    message = obj.get("message") if isinstance(obj, dict) and obj.get("type") == "message" else None
+    message = obj.get("message") if obj.get("type") == "message" else None
     if not isinstance(message, dict) or message.get("role") != "assistant":
         return []
     content = message.get("content")

@@ -242,7 +242,7 @@ def _rule_spans(text: str) -> list[Found]:
             position = text.find(keyword)
             while position >= 0:
                 found.extend((start, end, priority) for start, end in rule.find(text, position))
-                position = text.find(keyword, position + 1)
+                position = text.find(keyword, position + len(keyword))  # no keyword overlaps itself
     for position, priority in _KEYWORDS.hits(text):
         found.extend((start, end, priority) for start, end in _FINDERS[priority](text, position))
     return found
