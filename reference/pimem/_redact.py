@@ -4,13 +4,12 @@ Speed matters (every indexed character passes through here), so no pattern is ev
 position of a text. Each rule of the table (`_redact_rules.py`) names keywords, and is tried only
 where one occurs. All keywords are found in one pass per text: one RE2 automaton (`google-re2`) of
 every keyword, case-insensitive or as written, run over an ASCII image of the text (each other
-character becomes `?`, so positions stay those of the text and keywords, all ASCII, match the
-same); after each match the search goes on from the next character, so overlapping keywords are
-all found. `google-re2` is a dependency with wheels for every supported platform, so there is no
-slower path without it. The rules themselves run in Python's `re`, which has the lookarounds RE2
-lacks. A text is scanned whole, however long (`re` has no limit on its input); many texts are
-scanned joined by a separator that ends every rule's context, so each keyword costs one pass for
-all of them.
+character becomes `?`, so positions stay those of the text and keywords, all ASCII, match the same);
+after each match the search goes on from the next character, so overlapping keywords are all found.
+Where `google-re2` has no wheel, `_keyword_trie` finds the same spans, slower. The rules themselves
+run in Python's `re`, which has the lookarounds RE2 lacks. A text is scanned whole, however long
+(`re` has no limit on its input); many texts are scanned joined by a separator that ends every
+rule's context, so each keyword costs one pass for all of them.
 """
 
 from __future__ import annotations
@@ -18,15 +17,19 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-import re2  # type: ignore[import-untyped,import-not-found,unused-ignore]  # no stubs
-
+from ._keyword_trie import TrieKeywords
 from ._redact_rules import RULES, SEPARATOR, Rule
+
+try:
+    import re2  # type: ignore[import-untyped,import-not-found,unused-ignore]  # no stubs
+except ImportError:  # no wheel for this platform (see _keyword_trie)
+    re2 = None
 
 __all__ = [
     "Policy",
@@ -48,7 +51,6 @@ _RUN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_
 # BEGIN line), until a key's END line
 _OPENINGS = ("data:", "Data:", "-----BEGIN ")
 _SEPARATOR = SEPARATOR
-_UNANCHORED = re2._Anchor.UNANCHORED
 
 Span = tuple[int, int, str]
 # (start, end, priority): priority is the rule's place in the table
@@ -83,7 +85,10 @@ class _Keywords:
             re.escape(word) if case_sensitive else f"(?i:{re.escape(word)})"
             for word, case_sensitive in ordered
         )
-        self.automaton: Any = re2.compile(pattern.encode("ascii"))
+        self.automaton: Any = re2 and re2.compile(pattern.encode("ascii"))
+        self.matches: Callable[[bytes], Iterator[tuple[int, int]]] = (
+            self._automaton_matches if self.automaton else TrieKeywords(self.rules).matches
+        )
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - one instance, the table's, lives forever
     def starting(self, matched: bytes) -> tuple[int, ...]:
@@ -105,14 +110,19 @@ class _Keywords:
         """(position, rule priority) for every occurrence of a keyword in `text`."""
         image = _ascii_image(text)
         hits: set[tuple[int, int]] = set()
-        # The automaton's own matcher, without the wrapper's per-match objects. The search goes on
-        # right after each match's start, so keywords inside a match are found too.
-        match, anchor, size, position = self.automaton._regexp.Match, _UNANCHORED, len(image), 0
+        for start, end in self.matches(image):
+            hits.update((start, priority) for priority in self.starting(image[start:end]))
+        return hits
+
+    def _automaton_matches(self, image: bytes) -> Iterator[tuple[int, int]]:
+        """The automaton's own matcher, without the wrapper's per-match objects. The search goes on
+        right after each match's start, so keywords inside a match are found too."""
+        match, anchor, size, position = self.automaton._regexp.Match, re2._Anchor.UNANCHORED, len(image), 0
         while True:
             [(start, end)] = match(anchor, image, position, size)  # the whole match (no groups)
             if start < 0:
-                return hits
-            hits.update((start, priority) for priority in self.starting(image[start:end]))
+                return
+            yield start, end
             position = start + 1
 
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
+from pimem import _redact
+from pimem._keyword_trie import TrieKeywords
 from pimem._redact import (
     Policy,
     redact,
@@ -179,6 +183,34 @@ def _corpus_texts() -> list[str]:
     ]
     # and as a tool call's arguments show them: JSON-escaped once more
     return texts + [json.dumps({"content": text}, ensure_ascii=False) for text in texts]
+
+
+def test_without_the_automaton_the_output_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where google-re2 has no wheel, the trie of `_keyword_trie` finds the keywords."""
+    texts = _corpus_texts()
+    with_automaton = [redact(text) for text in texts]
+    assert _redact._KEYWORDS.automaton is not None, "google-re2 is installed here"
+    monkeypatch.setattr(_redact._KEYWORDS, "matches", TrieKeywords(_redact._KEYWORDS.rules).matches)
+    assert [redact(text) for text in texts] == with_automaton
+    assert sum(a != b for a, b in zip(texts, with_automaton, strict=True)) > len(texts) // 2
+
+
+def test_without_google_re2_installed_the_trie_redacts() -> None:
+    secret = "ghp_" + "k3Jd8sPq0ZxW2mLr5TyV9nBc4HfG7aE1uQ6i"
+    script = (
+        "import sys; sys.modules['re2'] = None\n"  # an import of re2 now fails, as with no wheel
+        "from pimem import _redact\n"
+        "assert _redact._KEYWORDS.automaton is None\n"
+        f"print(_redact.redact('token {secret} here'))"
+    )
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert shown.strip() == redact(f"token {secret} here") and secret not in shown
+
+
+def test_the_trie_finds_the_longest_keyword_at_each_start_in_either_case() -> None:
+    trie = TrieKeywords([("sk-", True), ("sk-proj-", True), ("password", False)])
+    assert list(trie.matches(b"PassWord=x sk-proj-abc")) == [(0, 8), (11, 19)]
+    assert list(TrieKeywords([]).matches(b"anything")) == []
 
 
 def test_redacting_a_redacted_text_changes_nothing() -> None:

@@ -8,9 +8,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import apsw
 from pimem._index import Index
 from pimem._journals import Journal, read_header
+from pimem._store import Candidate, EntryRow, Filters
 from pimem._workers import BULK_BYTES, _Workers, preparing
 from pimem_conformance.journals import entry_line, header_line, write_journal
 
@@ -60,14 +60,9 @@ def _journals(tmp_path: Path) -> list[Journal]:
     return journals
 
 
-def _rows(index_path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    db = apsw.Connection(str(index_path))
-    try:
-        entries = db.execute("SELECT * FROM entries ORDER BY rowid").fetchall()
-        found = db.execute("SELECT rowid FROM terms WHERE terms MATCH 'backoff' ORDER BY rowid").fetchall()
-    finally:
-        db.close()
-    return entries, found
+def _stored(index: Index) -> tuple[list[EntryRow], list[Candidate]]:
+    """Every entry row, and the entries the index finds for a part of an identifier."""
+    return index.store.entries(None, Filters()), index.store.candidates('"backoff"', None, Filters(), 1000)
 
 
 def test_a_pass_through_worker_processes_stores_what_a_pass_without_them_does(tmp_path: Path) -> None:
@@ -78,7 +73,7 @@ def test_a_pass_through_worker_processes_stores_what_a_pass_without_them_does(tm
         with preparing(pending) as pool:
             assert (pool is None) == (name == "inline")
             added = index.sync_many(journals, pool=pool)
+        stored.append((added, _stored(index)))
         index.close()
-        stored.append((added, _rows(tmp_path / f"{name}.sqlite")))
     assert stored[0] == stored[1]
     assert stored[0][0] == 240 and len(stored[0][1][1]) == 240
