@@ -39,6 +39,7 @@ from pimem import (
     _scope,
     _serve,
     _store,
+    _store_checks,
     _time,
     _tool,
 )
@@ -92,7 +93,7 @@ def _trust_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
             line = _journals.parse_line(raw) if raw is not None else None
             found = line.get("id") if isinstance(line, dict) else None
             if isinstance(found, str):
-                return original(view, dataclasses.replace(row, entry_id=found), *rest)
+                return original(view, row._replace(entry_id=found), *rest)
             return _extract.Extracted(row.timestamp, row.kind, None, None, "", None)
 
         return load
@@ -274,8 +275,8 @@ def _header_type_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _cwd_from_folder_name(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
-        def read_header(path: str) -> Any:
-            found = original(path)
+        def read_header(path: str, max_line_bytes: int) -> Any:
+            found = original(path, max_line_bytes)
             folder = Path(path).parent.name
             if found is None or not (folder.startswith("--") and folder.endswith("--")):
                 return found
@@ -284,6 +285,19 @@ def _cwd_from_folder_name(monkeypatch: pytest.MonkeyPatch) -> None:
         return read_header
 
     _wrap(monkeypatch, _journals, "read_header", make)
+
+
+def _headers_held_to_a_mebibyte(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A header line is read at most 1 MiB far, whatever max_line_bytes allows."""
+
+    def make(original: Any) -> Any:
+        def read_header(path: str, max_line_bytes: int) -> Any:
+            return original(path, min(max_line_bytes, (1 << 20) - 1))
+
+        return read_header
+
+    for module in (_journals, _index, _memory):
+        _wrap(monkeypatch, module, "read_header", make)
 
 
 def _raw_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -394,8 +408,8 @@ def _session_id_from_file_name(monkeypatch: pytest.MonkeyPatch) -> None:
     """The session id is the file name after its last `_` (a UUIDv7 has none, a --session-id may)."""
 
     def make(original: Any) -> Any:
-        def read_header(path: str) -> Any:
-            found = original(path)
+        def read_header(path: str, max_line_bytes: int) -> Any:
+            found = original(path, max_line_bytes)
             if found is None:
                 return None
             header, raw = found
@@ -518,7 +532,7 @@ def _journals_from_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
         def discover(self: Any, *args: Any, **named: Any) -> Any:
             found = original(self, *args, **named)
             known = {journal.path for journal in found.journals}
-            for row in self.index.store.indexed_journals():
+            for row in _store_checks.indexed_journals(self.index.store):
                 if row.path not in known:
                     found.journals.append(_journals.Journal(**row._asdict()))
             return found
@@ -722,9 +736,7 @@ def _summaries_of_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch,
         _store.Store,
         "entries",
-        lambda original: (
-            lambda self, scope, filters: original(self, scope, dataclasses.replace(filters, kinds=None))
-        ),
+        lambda original: lambda self, scope, filters: original(self, scope, filters._replace(kinds=None)),
     )
 
 
@@ -1193,7 +1205,7 @@ def _kind_filtered_after_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
         def search_once(view: Any, query: Any, filters: Any, limit: int) -> Any:
             if filters.kinds is None:
                 return original(view, query, filters, limit)
-            match, rows, more = original(view, query, dataclasses.replace(filters, kinds=None), 1000)
+            match, rows, more = original(view, query, filters._replace(kinds=None), 1000)
             kept = [row for row in rows if row.kind in filters.kinds]
             return match, kept[:limit], more or len(kept) > limit
 
@@ -1385,6 +1397,13 @@ BROKEN: tuple[Broken, ...] = (
         ("journals",),
         _ids("JM-JOURNAL-008"),
         _long_lines_parsed,
+    ),
+    Broken(
+        "headers-held-to-a-mebibyte",
+        "a header line over 1 MiB is no header, though max_line_bytes allows it",
+        ("journals",),
+        _ids("JM-JOURNAL-250"),
+        _headers_held_to_a_mebibyte,
     ),
     Broken(
         "raw-lines-indexed",

@@ -14,7 +14,7 @@ from typing import Any
 from . import SPEC_VERSION, __version__
 from ._journals import parse_line
 from ._memory import Memory
-from ._store import probe_fts5, sqlite_versions
+from ._store_checks import paths_with_skipped_lines, probe_fts5, sqlite_versions
 
 __all__ = ["doctor", "journal_folders", "skipped_lines"]
 
@@ -36,7 +36,7 @@ def skipped_lines(memory: Memory, first: int) -> list[dict[str, Any]]:
     """The file and 1-based line number of the first `first` skipped lines, and why."""
     limit = memory.config.max_line_bytes
     found: list[dict[str, Any]] = []
-    for path in memory.index.store.paths_with_skipped_lines():
+    for path in paths_with_skipped_lines(memory.index.store):
         try:
             with open(path, "rb") as handle:
                 for number, raw in enumerate(handle, 1):

@@ -50,10 +50,11 @@ class Index:
         self.path = path
         self.max_line_bytes = max_line_bytes
         self.redaction = redaction or Policy()
-        self._known: dict[str, tuple[int, int, int]] | None = None
-        self._version = -1
-        self.generation = 0  # moves whenever `known` changes (its answer may have changed since)
-        self.foreign = 0  # moves whenever another connection's commit made `known` read again
+        self._known: dict[str, tuple[int, int, int]] = {}
+        self._version: int | None = None  # the data_version `_known` was read at (None: read it again)
+        # tokens that caches are keyed by: each is a new object whenever what it stands for changes
+        self.generation = object()  # `known` changed (its answer may have changed since)
+        self.foreign = object()  # another connection's commit made `known` read again
         self.store = Store(path)
 
     def close(self) -> None:
@@ -63,18 +64,15 @@ class Index:
         """A write transaction; any SQLite error inside it becomes IndexUnavailable."""
         return self.store.write()
 
-    def compact(self) -> None:
-        self.store.compact()
-
     def known(self) -> dict[str, tuple[int, int, int]]:
         """path → (file id, size, mtime_ns) of every journal indexed. Kept up to date by this
         connection's own writes (`_note`), read again when another connection has committed."""
         version = self.store.data_version()
-        if self._known is None or version != self._version:
+        if version != self._version:
             self._known = self.store.known_files()
             self._version = version
-            self.generation += 1
-            self.foreign += 1
+            self.generation = object()
+            self.foreign = object()
         return self._known
 
     def _note(self, path: str, state: tuple[int, int, int] | None) -> None:
@@ -84,12 +82,12 @@ class Index:
             known.pop(path, None)
         else:
             known[path] = state
-        self.generation += 1
+        self.generation = object()
 
     def clear(self) -> None:
         """Drop every row and term (rebuild): a fresh, empty index."""
         self.store.clear()
-        self._known = None
+        self._version = None
 
     # -- indexing --------------------------------------------------------------------------------
 
@@ -112,8 +110,8 @@ class Index:
         self,
         journal: Journal,
         *,
-        verify: bool = False,
-        forgotten: Callable[[], Callable[[str, str], bool]] | None = None,
+        verify: bool,
+        forgotten: Callable[[], Callable[[str, str], bool]] | None,
     ) -> int:
         """Bring one journal's rows up to date; entries added. See `sync_many`."""
         return self.sync_many([journal], verify=lambda journal: verify, forgotten=forgotten)
@@ -122,7 +120,7 @@ class Index:
         self,
         journals: Iterable[Journal],
         *,
-        verify: Callable[[Journal], bool] = lambda journal: False,
+        verify: Callable[[Journal], bool],
         forgotten: Callable[[], Callable[[str, str], bool]] | None = None,
         pool: Executor | None = None,
         carry_on: Callable[[], bool] = lambda: True,
@@ -179,7 +177,7 @@ class Index:
         """Start a journal's pass: None when it is gone or unchanged, else where it goes on from
         (byte 0 after a rewrite)."""
         try:
-            header = read_header(journal.path)
+            header = read_header(journal.path, self.max_line_bytes)
             info = os.stat(journal.path)
         except OSError:
             header = None
@@ -191,7 +189,7 @@ class Index:
         header_hash = line_hash(raw_header)
         state = self.store.file_state(journal.path)
         unchanged = state is not None and (state.size, state.mtime_ns) == (info.st_size, info.st_mtime_ns)
-        if unchanged and not verify and state and not self._rewritten(current, state, header_hash, False):
+        if unchanged and state and not self._rewritten(current, state, header_hash, verify):
             return None  # nothing new and nothing rewritten: no write at all
         with self.write():
             state = self.store.file_state(journal.path)
@@ -206,7 +204,7 @@ class Index:
 
     def _new_file(self, journal: Journal, header: bytes) -> FileState:
         """A journal's row before any batch: nothing indexed, the header its last line so far."""
-        line = header[:-1]
+        line = header.removesuffix(b"\n")
         self.store.add_file(_indexed(journal), line_hash(header), len(line), line_hash(line))
         state = self.store.file_state(journal.path)
         assert state is not None

@@ -14,16 +14,15 @@ import re
 import stat
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from ._memo import Memo
 
 __all__ = [
-    "CHUNK_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
     "Catalog",
     "Discovery",
@@ -35,14 +34,11 @@ __all__ = [
     "read_line_at",
 ]
 
-CHUNK_BYTES = 1 << 20
 DEFAULT_MAX_LINE_BYTES = 16 << 20
-_HEADER_LIMIT = 1 << 20  # a header longer than this is not a Pi header
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-@dataclass(frozen=True)
-class Journal:
+class Journal(NamedTuple):
     path: str
     session_id: str
     cwd: str
@@ -66,8 +62,8 @@ class Journal:
 
 @dataclass
 class Discovery:
-    journals: list[Journal] = field(default_factory=list)
-    skipped_files: int = 0
+    journals: list[Journal]
+    skipped_files: int
 
 
 def _clean(value: Any) -> Any:
@@ -104,10 +100,11 @@ def _valid_header(value: Any) -> bool:
     )
 
 
-def read_header(path: str) -> tuple[dict[str, Any], bytes] | None:
-    """The header object and its raw line, or None when the first line is not a valid header."""
+def read_header(path: str, max_line_bytes: int) -> tuple[dict[str, Any], bytes] | None:
+    """The header object and its raw line, or None when the first line is not a valid header (a
+    line longer than `max_line_bytes` is skipped unparsed, like every line: JM-JOURNAL-250)."""
     with open(path, "rb") as handle:
-        first = handle.readline(_HEADER_LIMIT)
+        first = handle.readline(max_line_bytes + 1)
     if not first.endswith(b"\n"):
         return None
     header = parse_line(first[:-1])
@@ -130,8 +127,7 @@ def _candidates(agent_dir: str, session_dirs: list[str]) -> Iterator[str]:
         yield from sorted(str(path) for path in Path(flat).glob("*.jsonl"))
 
 
-@dataclass(frozen=True)
-class _Look:
+class _Look(NamedTuple):
     """What one look at a candidate file found."""
 
     key: tuple[int, int, int] | None  # (inode, size, mtime_ns); None when the file could not be read
@@ -142,16 +138,16 @@ class _Look:
         return self.key is None
 
 
-def _look(path: str, before: _Look | None) -> _Look:
+def _look(path: str, before: _Look | None, max_line_bytes: int) -> _Look:
     """Stat a candidate; its header is read again unless `before` saw the same inode, size and mtime."""
     try:
         info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            return _Look(None, None)  # FIFOs and devices would block or never end
+        if not stat.S_ISREG(info.st_mode):  # FIFOs and devices would block or never end
+            raise OSError(f"{path} is not a regular file")  # skipped as a file that cannot be read
         key = (info.st_ino, info.st_size, info.st_mtime_ns)
         if before is not None and before.key == key:
             return before
-        header = read_header(path)
+        header = read_header(path, max_line_bytes)
     except OSError:
         return _Look(None, None)
     if header is None:
@@ -164,11 +160,12 @@ def _identity(journal: Journal | None) -> tuple[str, str] | None:
     return None if journal is None else (journal.session_id, journal.cwd)
 
 
-def _stamp(folder: str) -> int:
+def _stamp(folder: str) -> int | None:
+    """A folder's mtime, or None when there is no such folder (yet)."""
     try:
         return os.stat(folder).st_mtime_ns
     except OSError:
-        return -1
+        return None
 
 
 class Catalog:
@@ -180,22 +177,25 @@ class Catalog:
     commands) stats every file, and `restat` refreshes chosen journals.
     """
 
-    def __init__(self, agent_dir: str, session_dirs: list[str]) -> None:
+    def __init__(self, agent_dir: str, session_dirs: list[str], max_line_bytes: int) -> None:
         self.agent_dir = agent_dir
         self.session_dirs = session_dirs
-        self.generation = 0  # moves whenever the set of journals or a header's session id or cwd does
-        self.version = 0  # moves whenever anything does (a size, an mtime)
+        self.max_line_bytes = max_line_bytes
+        # tokens that caches are keyed by: each is a new object whenever what it stands for changes
+        self.generation = object()  # the set of journals, or a header's session id or cwd
+        self.version = object()  # anything at all (a size, an mtime)
         self._lock = threading.Lock()
-        self._stamps: dict[str, int] | None = None
+        self._stamps: dict[str, int | None] | None = None
         self._paths: list[str] = []  # candidates inside the roots, one per real file
-        self._outside = 0  # candidates whose real path leaves the roots: skipped and counted
+        self._outside: int  # candidates whose real path leaves the roots: skipped and counted (each
+        # _relist counts them; the first refresh relists, as no folder stamps are known yet)
         self._looks: dict[str, _Look] = {}
         self._found: Discovery | None = None
         self._positions: dict[str, int] = {}  # where each journal is in _found
         self._unsettled: set[str] = set()  # new candidates, and candidates that are no journal (yet)
         self._recent: Memo[list[str]] = Memo()
 
-    def _folders(self) -> dict[str, int]:
+    def _folders(self) -> dict[str, int | None]:
         """The mtime of every folder whose listing discovery depends on."""
         sessions = os.path.join(self.agent_dir, "sessions")
         folders = [sessions, *self.session_dirs]
@@ -214,8 +214,7 @@ class Catalog:
             elif real not in by_real or not os.path.islink(path):
                 by_real[real] = path  # one journal seen twice is kept once, under its own name
         self._paths = list(by_real.values())
-        kept = set(self._paths)
-        self._looks = {path: look for path, look in self._looks.items() if path in kept}
+        self._looks = {path: self._looks[path] for path in self._looks.keys() & set(self._paths)}
         self._unsettled = {path for path in self._paths if path not in self._looks}
         self._unsettled.update(path for path, look in self._looks.items() if look.journal is None)
 
@@ -224,13 +223,13 @@ class Catalog:
         if before is look:
             return
         self._looks[path] = look
-        self.version += 1
+        self.version = object()
         if look.journal is None:
             self._unsettled.add(path)  # looked at again on every refresh until it is a journal
         else:
             self._unsettled.discard(path)
         if _identity(before.journal if before else None) != _identity(look.journal):
-            self.generation += 1
+            self.generation = object()
         if self._found is not None and path in self._positions and look.journal is not None:
             self._found.journals[self._positions[path]] = look.journal  # it grew: no new list
         else:
@@ -243,10 +242,10 @@ class Catalog:
                 self._relist()
                 self._stamps = stamps
                 self._found = None
-                self.generation += 1
+                self.generation = object()
             for path in self._paths if full else sorted(self._unsettled):
                 # a full look reads every header: one rewritten in place may keep size and mtime
-                self._update(path, _look(path, None if full else self._looks.get(path)))
+                self._update(path, _look(path, None if full else self._looks.get(path), self.max_line_bytes))
             if self._found is None:
                 looks = [self._looks[path] for path in self._paths]
                 journals = [look.journal for look in looks if look.journal is not None]
@@ -283,7 +282,7 @@ class Catalog:
         """Look at these journals again."""
         with self._lock:
             for path in [path for path in paths if path in self._looks]:  # not a current journal elsewhere
-                self._update(path, _look(path, self._looks[path]))
+                self._update(path, _look(path, self._looks[path], self.max_line_bytes))
 
 
 @dataclass
@@ -295,8 +294,8 @@ class LineChunk:
     overlong: int  # lines skipped unparsed because they exceed max_line_bytes
 
 
-def read_chunk(path: str, start: int, max_line_bytes: int, chunk_bytes: int = CHUNK_BYTES) -> LineChunk:
-    """Read complete lines from `start`, about one chunk's worth; a partial last line is left for later.
+def read_chunk(path: str, start: int, max_line_bytes: int, chunk_bytes: int) -> LineChunk:
+    """Read complete lines from `start`, about `chunk_bytes` of them; a partial last line is left for later.
 
     An overlong line is skipped without being kept in memory, and only once its newline is seen.
     """
@@ -343,6 +342,6 @@ def read_line_at(path: str, offset: int, length: int) -> bytes | None:
             data = handle.read(length + 1)
     except OSError:
         return None
-    if len(data) != length + 1 or not data.endswith(b"\n"):
+    if data[length:] != b"\n":  # the file ends sooner, or the line no longer ends there
         return None
-    return data[:-1]
+    return data[:length]

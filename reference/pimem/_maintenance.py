@@ -107,7 +107,7 @@ def index_all(
         )
     memory.drop_missing(found)
     if unread >= BULK_BYTES:
-        memory.index.compact()
+        memory.index.store.compact()
     return {"journals": len(journals), "added": added, "verified": verify}
 
 

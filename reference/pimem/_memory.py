@@ -68,13 +68,13 @@ class Memory:
         self.config = config
         self.clock = now
         self.forget = ForgetList(config.state_dir)
-        self.catalog = Catalog(config.agent_dir, config.session_dirs)
+        self.catalog = Catalog(config.agent_dir, config.session_dirs, config.max_line_bytes)
         self.failed: set[str] = set()  # journals the indexer could not take in (counted as skipped)
         self.write_error: IndexUnavailable | None = None  # the index stopped taking writes (disk full)
         self.wake: Callable[[], None] = lambda: None  # start catching up in the background
         self._index: Index | None = None
         self._scopes: Memo[dict[tuple[Any, ...], set[str]]] = Memo()  # per discovery generation
-        self._dropped = -1  # the catalog generation whose vanished journals were last dropped
+        self._dropped: object = None  # the catalog generation whose vanished journals were last dropped
         self._suspects: Memo[list[str]] = Memo()
         self._view: Memo[View] = Memo()
         self._redacted: SizedCache[tuple[Policy, str]] = SizedCache(_REDACTED_CHARS)
@@ -129,7 +129,7 @@ class Memory:
         if not path:
             return None
         try:
-            header = read_header(path)
+            header = read_header(path, self.config.max_line_bytes)
             info = os.stat(path)
         except OSError:
             return None

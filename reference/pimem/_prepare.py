@@ -82,7 +82,9 @@ def _digest(lines: Iterable[tuple[int, bytes]]) -> int:
 def prefix_digest(path: str, end: int, max_line_bytes: int) -> bytes:
     """The prefix hash of a journal's complete lines before byte `end`, read again from the file."""
     digest = position = 0
-    while position < end and (chunk := read_chunk(path, position, max_line_bytes)).end > position:
+    while (
+        position < end and (chunk := read_chunk(path, position, max_line_bytes, _BATCH_BYTES)).end > position
+    ):
         digest ^= _digest(line for line in chunk.lines if line[0] < end)
         position = chunk.end
     return digest.to_bytes(8, "little")
@@ -142,7 +144,7 @@ def prepare(task: Task) -> Prepared:
             line = line._replace(kind=entry.kind, call_id=call)
             texts.append(entry.text)
         if (edit := context_edit(obj)) is not None:
-            line = line._replace(edit_target=edit.target_id, replaced=edit.replaced)
+            line = line._replace(edit=(edit.target_id, edit.replaced))
         found.lines.append(line)
     # redacted together: one scan per keyword for a batch of short texts
     with redaction_policy(task.redaction):

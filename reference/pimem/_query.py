@@ -395,7 +395,7 @@ def _all_terms(
     return exact + apart + shown, more or len(shown) < len(unread)
 
 
-_entry_totals: dict[tuple[int, int], int] = {}
+_entry_totals: dict[tuple[int, object], int] = {}
 
 
 def _entry_total(view: View) -> int:

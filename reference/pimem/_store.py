@@ -6,13 +6,15 @@ line with an id, a byte pointer into the journal, never its text), `withheld_cal
 `context_edits` (what Pi 1.x context_edit lines do to their targets) and `terms` (contentless
 FTS5 of redacted text). A schema change rebuilds, never migrates. Entry rowids order
 by day (see _time). Each row type sits next to its column list, so no caller indexes a tuple, and
-any SQLite error leaves this module as IndexUnavailable. No other module writes SQL.
+any SQLite error leaves this module as IndexUnavailable. No other module writes SQL but
+`_store_checks`, which holds what no answer of the memory runs (the doctor's checks, test damage).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import os
 import threading
 from collections.abc import Container, Iterable, Iterator
@@ -23,7 +25,7 @@ import apsw
 import orjson
 
 from ._errors import IndexUnavailable
-from ._time import DAY_SHIFT, MAX_MS, canonical_timestamp, day_rowids, rowids_of_day
+from ._time import MAX_MS, MIN_MS, canonical_timestamp, day_of_rowid, day_rowids, rowids_of_day
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -36,10 +38,6 @@ __all__ = [
     "Line",
     "Scope",
     "Store",
-    "bare_candidates_sql",
-    "fts5_tokens",
-    "probe_fts5",
-    "sqlite_versions",
 ]
 
 SCHEMA_VERSION = "pimem-8"
@@ -126,9 +124,6 @@ class IndexedJournal(NamedTuple):
     mtime_ns: int
 
 
-_INDEXED_JOURNAL = ", ".join(IndexedJournal._fields)
-
-
 class Line(NamedTuple):
     """A line with an id, ready to store; an entry has a kind, and the size and search terms of its
     redacted text (the text itself stays in the journal)."""
@@ -144,8 +139,7 @@ class Line(NamedTuple):
     chars: int | None = None  # characters of the redacted text
     terms: str | None = None  # what the terms table is given (`_terms.index_text` of that text)
     call_id: str | None = None  # the tool call a tool result answers
-    edit_target: str | None = None  # a context_edit line: the entry it replaces or omits
-    replaced: bool = False  # ... and whether it replaces it (else omits it)
+    edit: tuple[str, bool] | None = None  # a context_edit line: the entry it replaces (True) or omits
 
     def hidden(self) -> Line:
         """The line as a hidden entry is stored: a node of the tree, but no entry and no terms (a
@@ -182,8 +176,7 @@ def _line_values(rowid: int, file_id: int, line: Line) -> tuple[Any, ...]:
     )
 
 
-@dataclass(frozen=True)
-class EntryRow:
+class EntryRow(NamedTuple):
     """A stored line with its journal's columns; `kind` is None for a line that is no entry."""
 
     rowid: int  # orders by day (see _time)
@@ -226,7 +219,7 @@ _ENTRY_COLUMNS = {
     "chars": "e.chars",
     "ms": "e.ts",
 }
-assert tuple(_ENTRY_COLUMNS) == tuple(field.name for field in dataclasses.fields(EntryRow))
+assert tuple(_ENTRY_COLUMNS) == EntryRow._fields
 _ENTRY_SELECT = f"SELECT {', '.join(_ENTRY_COLUMNS.values())} FROM entries e JOIN files f ON f.id = e.file_id"
 
 
@@ -248,8 +241,7 @@ _SHORTEST_FIRST = "chars, ms DESC, path DESC, offset DESC"
 Scope = tuple[int, ...] | None  # the file ids of the journals in scope; None: every journal
 
 
-@dataclass(frozen=True)
-class Filters:
+class Filters(NamedTuple):
     """Which entries a listing or a search keeps: kinds, and a time range in milliseconds."""
 
     kinds: tuple[str, ...] | None = None
@@ -270,53 +262,11 @@ def _filtered(filters: Filters, rowid: str) -> tuple[str, tuple[Any, ...]]:
         where += f" AND e.kind IN ({','.join('?' * len(filters.kinds))})"
         params += filters.kinds
     if filters.since is not None or filters.until is not None:
-        first, last = filters.since or 0, MAX_MS if filters.until is None else filters.until
+        first = MIN_MS if filters.since is None else filters.since
+        last = MAX_MS if filters.until is None else filters.until
         where += f" AND {rowid} BETWEEN ? AND ? AND e.ts BETWEEN ? AND ?"
         params += (*day_rowids(first, last), first, last)
     return where, params
-
-
-def bare_candidates_sql(cap: int) -> str:
-    """The FTS5 MATCH alone behind `Store.candidates`: the newest matching rowids, with no join,
-    scope or filter (the benchmark's search floor runs it on the same expressions, and prints it)."""
-    return f"SELECT rowid FROM terms WHERE terms MATCH ? ORDER BY rowid DESC LIMIT {int(cap)}"
-
-
-def probe_fts5() -> str | None:
-    """Why this SQLite cannot hold the terms table as the index makes it, or None when it can."""
-    db = apsw.Connection(":memory:")
-    try:
-        db.execute(f"CREATE VIRTUAL TABLE t USING fts5({_TERMS})")
-        db.execute("INSERT INTO t(rowid, text) VALUES (1, 'probe')")
-        db.execute("DELETE FROM t WHERE rowid = 1")
-    except apsw.Error as error:
-        return str(error)
-    finally:
-        db.close()
-    return None
-
-
-def fts5_tokens(texts: list[str], tokenizer: str) -> list[list[str]]:
-    """The terms an FTS5 tokenizer (a `tokenize=` value) makes of each text, in order (tokenizers
-    elsewhere are checked against it)."""
-    tokenize = f"tokenize='{tokenizer}'"
-    db = apsw.Connection(":memory:")
-    try:
-        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, {tokenize})")  # with offsets, for fts5vocab
-        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-        found = []
-        for rowid, text in enumerate(texts, start=1):
-            db.execute("INSERT INTO t(rowid, text) VALUES(?, ?)", (rowid, text))
-            found.append(
-                [term for (term,) in db.execute("SELECT term FROM v WHERE doc=? ORDER BY offset", (rowid,))]
-            )
-        return found
-    finally:
-        db.close()
-
-
-def sqlite_versions() -> dict[str, str]:
-    return {"apsw": str(apsw.apsw_version()), "sqlite": str(apsw.sqlite_lib_version())}
 
 
 # -- the connection ------------------------------------------------------------------------------
@@ -368,7 +318,7 @@ def _schema(db: apsw.Connection) -> str | None:
     if not db.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchall():
         return None
     rows = db.execute("SELECT value FROM meta WHERE key='schema'").fetchall()
-    return str(rows[0][0]) if rows else None
+    return next((str(value) for (value,) in rows), None)
 
 
 def _connect(path: str) -> apsw.Connection:
@@ -438,15 +388,20 @@ class Store:
             self._db.execute("INSERT INTO terms(terms) VALUES('optimize')")
         self._all("VACUUM")
 
+    def _value(self, sql: str, params: Any = ()) -> Any:
+        """The one value of a query that answers one row of one column (a count, a pragma)."""
+        ((value,),) = self._all(sql, params)
+        return value
+
     def data_version(self) -> int:
         """A number that moves whenever another connection commits."""
-        return int(self._all("PRAGMA data_version")[0][0])
+        return int(self._value("PRAGMA data_version"))
 
     # -- meta ------------------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
         rows = self._all("SELECT value FROM meta WHERE key=?", (key,))
-        return str(rows[0][0]) if rows else None
+        return next((str(value) for (value,) in rows), None)
 
     def read_lease(self) -> str | None:
         return self.meta("lease")
@@ -465,12 +420,9 @@ class Store:
         rows = self._all("SELECT path, id, size, mtime_ns FROM files")
         return {path: (file_id, size, mtime) for path, file_id, size, mtime in rows}
 
-    def indexed_journals(self) -> list[IndexedJournal]:
-        return [IndexedJournal(*row) for row in self._all(f"SELECT {_INDEXED_JOURNAL} FROM files")]
-
     def file_state(self, path: str) -> FileState | None:
         rows = self._all(f"SELECT {_FILE_STATE} FROM files WHERE path=?", (path,))
-        return FileState(*rows[0]) if rows else None
+        return next((FileState(*row) for row in rows), None)
 
     def add_file(
         self, journal: IndexedJournal, header_hash: bytes, last_length: int, last_hash: bytes
@@ -555,17 +507,17 @@ class Store:
     def add_lines(self, file_id: int, lines: list[Line]) -> int:
         """Store lines (inside the caller's transaction), each numbered within its day; entries
         with terms added."""
-        following: dict[int, int] = {}
+        numbering: dict[int, Iterator[int]] = {}  # day -> its next rowids
         rows = []
         for line in lines:
-            if line.day not in following:
+            if line.day not in numbering:
                 first, last = rowids_of_day(line.day)
-                top = self._all("SELECT max(rowid) FROM entries WHERE rowid BETWEEN ? AND ?", (first, last))
-                following[line.day] = first if top[0][0] is None else top[0][0] + 1
-            rows.append((following[line.day], line))
-            following[line.day] += 1
+                top = self._value("SELECT max(rowid) FROM entries WHERE rowid BETWEEN ? AND ?", (first, last))
+                numbering[line.day] = itertools.count(first if top is None else top + 1)
+            rows.append((next(numbering[line.day]), line))
         # FTS5 starts a new segment whenever a rowid is not above the previous one: insert in order
-        rows.sort(key=lambda numbered: numbered[0])
+        # (rowids are unique, so the tuples sort by them alone)
+        rows.sort()
         placeholders = ",".join("?" * len(_LINE_COLUMNS.split(",")))
         self._db.executemany(
             f"INSERT INTO entries({_LINE_COLUMNS}) VALUES({placeholders})",
@@ -574,11 +526,13 @@ class Store:
         terms = [(rowid, line.terms) for rowid, line in rows if line.terms is not None]
         self._db.executemany("INSERT INTO terms(rowid, text) VALUES(?,?)", terms)
         edits = [
-            (file_id, line.edit_target, line.offset, line.length, line.entry_id, line.replaced)
-            for line in lines
-            if line.edit_target is not None
+            (file_id, *line.edit, line.offset, line.length, line.entry_id) for line in lines if line.edit
         ]
-        self._db.executemany("INSERT OR REPLACE INTO context_edits VALUES(?,?,?,?,?,?)", edits)
+        self._db.executemany(
+            "INSERT OR REPLACE INTO context_edits(file_id, target_id, replaced, offset, length, edit_id)"
+            " VALUES(?,?,?,?,?,?)",
+            edits,
+        )
         return len(terms)
 
     def context_edits(self, file_id: int, target_ids: list[str]) -> list[ContextEditRow]:
@@ -648,12 +602,12 @@ class Store:
         where, params = _filtered(filters, "e.rowid")
         found = self._entries(scope, where, (*params, count), "ORDER BY e.rowid DESC LIMIT ?")
         if len(found) == count:
-            day = rowids_of_day(found[-1].rowid >> DAY_SHIFT)
+            day = rowids_of_day(day_of_rowid(min(row.rowid for row in found)))
             found += self._entries(scope, where + " AND e.rowid BETWEEN ? AND ?", (*params, *day))
         return list({row.rowid: row for row in found}.values())
 
     def candidates(
-        self, match: str, scope: Scope, filters: Filters, cap: int, *, shortest_first: bool = False
+        self, match: str, scope: Scope, filters: Filters, cap: int, *, shortest_first: bool
     ) -> list[Candidate]:
         """The newest in-scope entries whose terms match (an FTS5 query), at most `cap` (FTS5 walks
         its doclists newest first), newest first or `shortest_first` (see _SHORTEST_FIRST)."""
@@ -687,11 +641,11 @@ class Store:
     def document_frequency(self, match: str, cap: int) -> int:
         """How many entries of the whole index match an FTS5 query, counted up to `cap`."""
         sql = f"SELECT count(*) FROM (SELECT rowid FROM terms WHERE terms MATCH ? LIMIT {int(cap)})"
-        return int(self._all(sql, (match,))[0][0])
+        return int(self._value(sql, (match,)))
 
     def entry_total(self) -> int:
         """Entries in the whole index."""
-        return int(self._all("SELECT count(*) FROM entries WHERE kind IS NOT NULL")[0][0])
+        return int(self._value("SELECT count(*) FROM entries WHERE kind IS NOT NULL"))
 
     def node(self, file_id: int, entry_id: str) -> EntryRow | None:
         """A journal's last line with this id, entry or not."""
@@ -699,7 +653,7 @@ class Store:
             f"{_ENTRY_SELECT} WHERE e.file_id=? AND e.entry_id=? ORDER BY e.offset DESC LIMIT 1",
             (file_id, entry_id),
         )
-        return EntryRow(*rows[0]) if rows else None
+        return next((EntryRow(*row) for row in rows), None)
 
     def children(self, file_id: int, parent_id: str) -> list[EntryRow]:
         """A journal's lines whose parent is this id, entries or not, in the order they were written."""
@@ -717,25 +671,21 @@ class Store:
         where, params = _filtered(Filters(kinds=kinds), "e.rowid")
         if entry_id is not None:
             where, params = where + " AND e.entry_id = ?", (*params, entry_id)
-        rows = self._all(
+        count = self._value(
             "SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id"
             f" WHERE e.kind IS NOT NULL AND f.path IN (SELECT value FROM json_each(?)) {where}",
             (_json_list(paths), *params),
         )
-        return int(rows[0][0])
+        return int(count)
 
     def skipped_lines(self, paths: list[str]) -> int:
         """Overlong and malformed lines these journals had."""
-        rows = self._all(
+        total = self._value(
             "SELECT coalesce(sum(skipped_lines), 0) FROM files"
             " WHERE path IN (SELECT value FROM json_each(?))",
             (_json_list(paths),),
         )
-        return int(rows[0][0])
-
-    def paths_with_skipped_lines(self) -> list[str]:
-        """The journals that had overlong or malformed lines, by path."""
-        return [path for (path,) in self._all("SELECT path FROM files WHERE skipped_lines > 0 ORDER BY path")]
+        return int(total)
 
     def kind_counts(self, path: str) -> dict[str | None, int]:
         """How many lines of each kind a journal has (None: lines that are no entry)."""
@@ -745,28 +695,6 @@ class Store:
             (path,),
         )
         return {kind: int(count) for kind, count in rows}
-
-    # -- deliberate damage, for the tests that prove recovery ------------------------------------
-
-    def pretend_newer_schema(self, version: str) -> None:
-        """Leave the index as a newer version would: another schema marker, a table this version does
-        not know, and the entries table read as empty."""
-        with self.write():
-            self._db.execute("UPDATE meta SET value=? WHERE key='schema'", (version,))
-            self._db.execute("CREATE TABLE future_feature(payload TEXT)")
-            self._db.execute("DELETE FROM entries")
-
-    def refuse_writes(self) -> None:
-        """From now on this connection fails every write as a read-only folder does (SQLITE_READONLY)."""
-        self._db.execute("PRAGMA query_only=ON")
-
-    def fill_up(self) -> None:
-        """From now on this connection's index cannot grow, as on a full disk (SQLITE_FULL)."""
-        pages = int(self._all("PRAGMA page_count")[0][0])
-        self._db.execute(f"PRAGMA max_page_count={pages}")
-
-    def table_names(self) -> list[str]:
-        return [name for (name,) in self._all("SELECT name FROM sqlite_master WHERE type='table'")]
 
 
 def _json_list(values: list[str]) -> str:

@@ -14,6 +14,7 @@ __all__ = [
     "DAY_MS",
     "DAY_SHIFT",
     "MAX_MS",
+    "MIN_MS",
     "canonical_shape",
     "canonical_timestamp",
     "day_of_rowid",
@@ -25,7 +26,8 @@ __all__ = [
 
 DAY_SHIFT = 24  # up to 16 million lines a day
 DAY_MS = 86_400_000
-MAX_MS = (1 << 46) - 1  # timestamps are clamped to 1970..4199
+MIN_MS = 0  # timestamps are clamped to 1970..4199
+MAX_MS = (1 << 46) - 1
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS = timedelta(milliseconds=1)
 
@@ -38,7 +40,7 @@ def epoch_ms(timestamp: str) -> int | None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return min(max((moment - _EPOCH) // _ONE_MS, 0), MAX_MS)
+    return min(max((moment - _EPOCH) // _ONE_MS, MIN_MS), MAX_MS)
 
 
 def canonical_shape(timestamp: str) -> bool:

@@ -98,7 +98,7 @@ class Viewer:
         self.memory = memory
         self.home_cwd = memory.config.cwd
         self.lock = threading.Lock()
-        self._projects: tuple[tuple[int, int], tuple[Project, list[Project]]] = ((-1, -1), (_NONE, []))
+        self._projects: tuple[tuple[object, int], tuple[Project, list[Project]]] = ((None, -1), (_NONE, []))
 
     # -- projects --------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import pytest
 from pimem._cli import CLI_WORDING
 from pimem._errors import IndexUnavailable, ToolError, protocol_answer
 from pimem._store import Store
+from pimem._store_checks import fill_up, refuse_writes
 
 TREE = (
     "agent/sessions/--home-u-treeproj--/2026-11-11T08-00-00-000Z_01a1c99e-f400-7e34-9b5f-2fb303a9d8f3.jsonl"
@@ -35,7 +36,7 @@ def _grow(session: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    ("damage", "reason"), [(Store.fill_up, FULL), (Store.refuse_writes, READ_ONLY)], ids=["full", "read-only"]
+    ("damage", "reason"), [(fill_up, FULL), (refuse_writes, READ_ONLY)], ids=["full", "read-only"]
 )
 def test_commands_and_the_tool_name_the_same_specific_reason(
     fixture_session: Any, damage: Callable[[Store], None], reason: str

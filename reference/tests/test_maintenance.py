@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pimem._store import SCHEMA_VERSION, Store
+from pimem._store_checks import pretend_newer_schema, table_names
 
 TREE = (
     "agent/sessions/--home-u-treeproj--/2026-11-11T08-00-00-000Z_01a1c99e-f400-7e34-9b5f-2fb303a9d8f3.jsonl"
@@ -88,11 +89,11 @@ def test_lease_log_shows_one_holder_at_a_time(fixture_session: Any) -> None:
 def test_schema_change_and_corruption_rebuild(tmp_path: Path) -> None:
     path = str(tmp_path / "index.sqlite")
     store = Store(path)
-    store.pretend_newer_schema("pimem-999")
-    assert "future_feature" in store.table_names() and store.meta("schema") == "pimem-999"
+    pretend_newer_schema(store, "pimem-999")
+    assert "future_feature" in table_names(store) and store.meta("schema") == "pimem-999"
     store.close()
     reopened = Store(path)
-    assert "future_feature" not in reopened.table_names()
+    assert "future_feature" not in table_names(reopened)
     assert reopened.meta("schema") == SCHEMA_VERSION
     reopened.close()
     for suffix in ("-wal", "-shm"):

@@ -50,10 +50,11 @@ def test_hostile_queries_run_as_literal_matches(query: str, tmp_path: Path) -> N
         store.add_lines(1, [Line(20_000, "e1", None, 0, 1, 0, None, "user", len(text), index_text(text))])
     terms = analysed_terms(query)
     for match in (" AND ".join(t.match for t in terms), " OR ".join(t.match for t in terms)) if terms else ():
-        assert [(found.path, found.offset) for found in store.candidates(match, None, Filters(), 10)] == [
-            ("/j.jsonl", 0)
-        ]
-    assert store.candidates('"absent"', None, Filters(), 10) == []
+        assert [
+            (found.path, found.offset)
+            for found in store.candidates(match, None, Filters(), 10, shortest_first=False)
+        ] == [("/j.jsonl", 0)]
+    assert store.candidates('"absent"', None, Filters(), 10, shortest_first=False) == []
     store.close()
 
 
@@ -84,7 +85,9 @@ def test_holding_walks_the_matches_or_seeks_the_rowids_with_the_same_answer(tmp_
             for n, t in enumerate(texts)
         ]
         store.add_lines(1, lines)
-    rowids = sorted(found.rowid for found in store.candidates('"common"', None, Filters(), 200))
+    rowids = sorted(
+        found.rowid for found in store.candidates('"common"', None, Filters(), 200, shortest_first=False)
+    )
     first, last = rowids[0], rowids[-1]
     assert store.holding('"common"', [first, last]) == {first, last}  # 100 matches: more than 50, seeks
     assert store.holding('"rare"', [first, last]) == {first}  # 2 matches: walks them
@@ -110,7 +113,7 @@ def test_shortest_first_is_shorter_then_newer_then_path_and_offset_descending(
         for offset, (chars, ms, path) in enumerate(entries):
             line = Line(0, f"e{offset}", None, offset, 1, ms, None, "user", chars, "word")
             store.add_lines(1 if path == "/a.jsonl" else 2, [line])
-    newest = store.candidates('"word"', None, Filters(), 20)
+    newest = store.candidates('"word"', None, Filters(), 20, shortest_first=False)
     ranked = store.candidates('"word"', None, Filters(), 20, shortest_first=True)
     assert (
         sorted(newest, key=lambda found: (-found.chars, found.ms, found.path, found.offset), reverse=True)

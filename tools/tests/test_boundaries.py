@@ -15,6 +15,7 @@ SQLITE_MODULES = {"apsw", "sqlite3"}
 # the store, and the bench's ceiling (a bare FTS5 table) and its read of the reference's FTS5 options
 SQLITE_OWNERS = {
     "reference/pimem/_store.py",
+    "reference/pimem/_store_checks.py",  # what no answer of the memory runs: the doctor's checks, test damage
     "tools/pimem_tools/bench/_ceiling.py",
     "tools/pimem_tools/bench/_reference.py",
 }

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from pimem._store import fts5_tokens
+from pimem._store_checks import fts5_tokens
 from pimem_tools.bench._quality import _Tally, markdown_table, unicode61_tokens
 from pimem_tools.fixtures._quality import CATEGORIES, QualityCorpus, write_quality_corpus
 

@@ -207,9 +207,10 @@ def test_index_from_a_newer_schema_version(shared_tmp: Path, impl: str) -> None:
 
     def damage() -> None:
         from pimem._store import Store  # the reference's own storage, damaged on purpose
+        from pimem._store_checks import pretend_newer_schema
 
         store = Store(str(state / "index.sqlite"))
-        store.pretend_newer_schema("pimem-999")
+        pretend_newer_schema(store, "pimem-999")
         store.close()
 
     result = damaged_then_rebuilt(impl, writer, state, damage)

@@ -192,6 +192,9 @@ def run_measured(argv: list[str], env: dict[str, str]) -> IndexRun:
     return IndexRun(seconds, peak)
 
 
+_READ_BYTES = 1 << 20  # what extracted_entries reads at a time
+
+
 def extracted_entries(path: str) -> Iterator[Any]:
     """Every entry of one journal as the reference extracts it (read, parse, extract; no redaction)."""
     from pimem._extract import extract, sensitive_call_ids
@@ -200,7 +203,7 @@ def extracted_entries(path: str) -> Iterator[Any]:
     withheld: set[str] = set()
     offset = 0
     while True:
-        chunk = read_chunk(path, offset, DEFAULT_MAX_LINE_BYTES)
+        chunk = read_chunk(path, offset, DEFAULT_MAX_LINE_BYTES, _READ_BYTES)
         if chunk.end == offset:
             return
         for _, raw in chunk.lines:
@@ -250,12 +253,12 @@ def recorded_candidate_matches() -> Iterator[list[tuple[str, int]]]:
 
 
 class SearchFloor:
-    """The store's bare candidate MATCH (`pimem._store.bare_candidates_sql`) on a read-only
+    """The store's bare candidate MATCH (`pimem._store_checks.bare_candidates_sql`) on a read-only
     connection to the reference's index: candidate rowids only, no join, ranking, lines, excerpts,
     redaction or JSON."""
 
     def __init__(self, state_dir: Path) -> None:
-        from pimem._store import bare_candidates_sql
+        from pimem._store_checks import bare_candidates_sql
 
         self.sql_of = bare_candidates_sql
         self._db = apsw.Connection(str(state_dir / INDEX_FILE), flags=apsw.SQLITE_OPEN_READONLY)

@@ -1,0 +1,107 @@
+"""SQLite off the memory's own path: the doctor's checks, the tokenizer's terms for the quality
+tests, the benchmark's bare MATCH, and deliberate damage for the tests that prove recovery.
+
+No answer of the memory (a tool call, an event, a command's result) depends on anything here, so
+it is kept apart from `_store`, which holds every statement those answers run; the two are the
+reference's only SQL. It reads the store's schema pieces and its connection, never writes rows.
+"""
+
+from __future__ import annotations
+
+import apsw
+
+from ._store import _TERMS, IndexedJournal, Store
+
+__all__ = [
+    "bare_candidates_sql",
+    "fill_up",
+    "fts5_tokens",
+    "indexed_journals",
+    "paths_with_skipped_lines",
+    "pretend_newer_schema",
+    "probe_fts5",
+    "refuse_writes",
+    "sqlite_versions",
+    "table_names",
+]
+
+
+def sqlite_versions() -> dict[str, str]:
+    return {"apsw": str(apsw.apsw_version()), "sqlite": str(apsw.sqlite_lib_version())}
+
+
+def probe_fts5() -> str | None:
+    """Why this SQLite cannot hold the terms table as the index makes it, or None when it can."""
+    db = apsw.Connection(":memory:")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5({_TERMS})")
+        db.execute("INSERT INTO t(rowid, text) VALUES (1, 'probe')")
+        db.execute("DELETE FROM t WHERE rowid = 1")
+    except apsw.Error as error:
+        return str(error)
+    finally:
+        db.close()
+    return None
+
+
+def fts5_tokens(texts: list[str], tokenizer: str) -> list[list[str]]:
+    """The terms an FTS5 tokenizer (a `tokenize=` value) makes of each text, in order (tokenizers
+    elsewhere are checked against it)."""
+    tokenize = f"tokenize='{tokenizer}'"
+    db = apsw.Connection(":memory:")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, {tokenize})")  # with offsets, for fts5vocab
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        found = []
+        for rowid, text in enumerate(texts, start=1):
+            db.execute("INSERT INTO t(rowid, text) VALUES(?, ?)", (rowid, text))
+            found.append(
+                [term for (term,) in db.execute("SELECT term FROM v WHERE doc=? ORDER BY offset", (rowid,))]
+            )
+        return found
+    finally:
+        db.close()
+
+
+def bare_candidates_sql(cap: int) -> str:
+    """The FTS5 MATCH alone behind `Store.candidates`: the newest matching rowids, with no join,
+    scope or filter (the benchmark's search floor runs it on the same expressions, and prints it)."""
+    return f"SELECT rowid FROM terms WHERE terms MATCH ? ORDER BY rowid DESC LIMIT {int(cap)}"
+
+
+def paths_with_skipped_lines(store: Store) -> list[str]:
+    """The journals that had overlong or malformed lines, by path (the doctor lists them)."""
+    return [path for (path,) in store._all("SELECT path FROM files WHERE skipped_lines > 0 ORDER BY path")]
+
+
+def indexed_journals(store: Store) -> list[IndexedJournal]:
+    """Every journal the index holds, as its header and file were when indexed."""
+    fields = ", ".join(IndexedJournal._fields)
+    return [IndexedJournal(*row) for row in store._all(f"SELECT {fields} FROM files")]
+
+
+# -- deliberate damage, for the tests that prove recovery ----------------------------------------
+
+
+def pretend_newer_schema(store: Store, version: str) -> None:
+    """Leave the index as a newer version would: another schema marker, a table this version does
+    not know, and the entries table read as empty."""
+    with store.write():
+        store._db.execute("UPDATE meta SET value=? WHERE key='schema'", (version,))
+        store._db.execute("CREATE TABLE future_feature(payload TEXT)")
+        store._db.execute("DELETE FROM entries")
+
+
+def refuse_writes(store: Store) -> None:
+    """From now on this connection fails every write as a read-only folder does (SQLITE_READONLY)."""
+    store._db.execute("PRAGMA query_only=ON")
+
+
+def fill_up(store: Store) -> None:
+    """From now on this connection's index cannot grow, as on a full disk (SQLITE_FULL)."""
+    pages = int(store._value("PRAGMA page_count"))
+    store._db.execute(f"PRAGMA max_page_count={pages}")
+
+
+def table_names(store: Store) -> list[str]:
+    return [name for (name,) in store._all("SELECT name FROM sqlite_master WHERE type='table'")]
