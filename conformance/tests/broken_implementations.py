@@ -40,6 +40,7 @@ from pimem import (
     _serve,
     _store,
     _store_checks,
+    _terms,
     _time,
     _tool,
 )
@@ -615,6 +616,34 @@ def _checks_on_unredacted_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """Contiguity and the query in sequence are checked on the text before redaction (0.1.0's
     reading of a check that shows nothing)."""
     monkeypatch.setattr(_query._Checks, "_pieces", lambda self, text, wanted, apart: [text])
+
+
+def _han_ends_at_9fa5(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Han is the range many programs type, U+4E00-U+9FA5 (Unicode 1.1's), not U+4E00-U+9FFF."""
+    ranges = _terms._NO_SPACE_RANGES.replace("\u4e00-\u9fff", "\u4e00-\u9fa5")
+    assert ranges != _terms._NO_SPACE_RANGES
+    monkeypatch.setattr(_terms, "_NO_SPACE_RUN", re.compile(f"[{ranges}]+"))
+    monkeypatch.setattr(_terms, "_NO_SPACE_CHAR", re.compile(f"[{ranges}]"))
+
+
+def _identifier_parts_unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every identifier is split into its parts, however many it has (hex ids still are not)."""
+
+    def every_part(identifier: bytes) -> tuple[str, ...]:
+        text = identifier.decode("ascii")
+        return () if _terms._HEX.fullmatch(text) else tuple(_terms._parts(text))
+
+    monkeypatch.setattr(_terms, "_indexed_parts", every_part)
+
+
+def _long_runs_searched_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of a script without spaces is searched to its end, however long it is."""
+    monkeypatch.setattr(_terms, "_MAX_RUN_UNITS", 1 << 30)
+
+
+def _context_texts_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Around entries and summaries come whole, however long."""
+    monkeypatch.setattr(_query, "_CONTEXT_CHARS", 1 << 30)
 
 
 # ---- redaction ----------------------------------------------------------------------------------
@@ -1565,6 +1594,34 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-042"),
         _parts_in_any_order,
+    ),
+    Broken(
+        "han-ends-at-9fa5",
+        "the table of scripts without spaces ends Han at U+9FA5, as many programs type it",
+        ("search",),
+        _ids("JM-SEARCH-230"),
+        _han_ends_at_9fa5,
+    ),
+    Broken(
+        "identifier-parts-unbounded",
+        "an identifier of any number of parts matches by its parts",
+        ("search",),
+        _ids("JM-SEARCH-231"),
+        _identifier_parts_unbounded,
+    ),
+    Broken(
+        "long-runs-searched-whole",
+        "a run of a script without spaces is searched past its 2,000th character",
+        ("search",),
+        _ids("JM-SEARCH-232"),
+        _long_runs_searched_whole,
+    ),
+    Broken(
+        "context-texts-whole",
+        "around entries and summaries are never cut, however long",
+        ("read", "summaries"),
+        _ids("JM-READ-233", "JM-SUMMARY-234"),
+        _context_texts_whole,
     ),
     Broken(
         "secrets-indexed",

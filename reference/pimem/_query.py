@@ -21,7 +21,7 @@ from ._errors import ToolError
 from ._extract import Extracted, Kind, extract
 from ._index import Index
 from ._journals import Journal, parse_line, read_line_at
-from ._memo import SizedCache
+from ._memo import Memo, SizedCache
 from ._redact import Policy, current_policy, marker_names, redact, redact_slices
 from ._results import (
     AroundAnswer,
@@ -395,16 +395,12 @@ def _all_terms(
     return exact + apart + shown, more or len(shown) < len(unread)
 
 
-_entry_totals: dict[tuple[int, object], int] = {}
+_ENTRY_TOTAL: Memo[int] = Memo()
 
 
 def _entry_total(view: View) -> int:
     """Entries in the index, counted again only after a write (for IDF)."""
-    key = (id(view.index), view.index.generation)
-    if key not in _entry_totals:
-        _entry_totals.clear()
-        _entry_totals[key] = view.index.store.entry_total()
-    return _entry_totals[key]
+    return _ENTRY_TOTAL.get((id(view.index), view.index.generation), view.index.store.entry_total)
 
 
 def _fallback_match(term: Term) -> str:

@@ -31,6 +31,8 @@ from importlib import resources
 
 import Stemmer
 
+from ._memo import PureMemo
+
 __all__ = [
     "STOP_WORDS",
     "Term",
@@ -47,30 +49,32 @@ __all__ = [
     "stem_prefix",
 ]
 
-# Scripts written without spaces between words (Hangul: particles attach to words).
-_NO_SPACE_SPANS = (
-    (0x0E00, 0x0EFF),  # Thai, Lao
-    (0x1000, 0x109F),  # Myanmar
-    (0x1780, 0x17FF),  # Khmer
-    (0x19E0, 0x19FF),
-    (0x1100, 0x11FF),  # Hangul
-    (0x3130, 0x318F),
-    (0xA960, 0xA97F),
-    (0xAC00, 0xD7AF),
-    (0xD7B0, 0xD7FF),
-    (0x2E80, 0x2FDF),  # CJK, kana
-    (0x3005, 0x3007),
-    (0x3021, 0x3029),
-    (0x3038, 0x303B),
-    (0x3040, 0x30FF),
-    (0x31F0, 0x31FF),
-    (0x3400, 0x4DBF),
-    (0x4E00, 0x9FFF),
-    (0xF900, 0xFAFF),
-    (0xFF66, 0xFF9F),
-    (0x20000, 0x3134F),
+# Scripts written without spaces between words (Hangul: particles attach to words): the table of
+# JM-SEARCH-230, as a regular-expression class. Its code points that are no letter, digit or mark
+# separate terms wherever they are, so symbol-only blocks (radicals, Khmer symbols) are left out.
+_NO_SPACE_RANGES = (
+    "\u0e00-\u0eff"  # Thai, Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1100-\u11ff"  # Hangul
+    "\u1780-\u17ff"  # Khmer
+    "\u3005-\u3007"  # CJK, kana
+    "\u3021-\u3029"
+    "\u3038-\u303b"
+    "\u3040-\u30ff"
+    "\u3130-\u318f"  # Hangul
+    "\u31f0-\u31ff"  # kana
+    "\u3400-\u4dbf"  # CJK
+    "\u4e00-\u9fff"
+    "\ua960-\ua97f"  # Hangul
+    "\uac00-\ud7af"
+    "\ud7b0-\ud7ff"
+    "\uf900-\ufaff"  # CJK
+    "\uff66-\uff9f"  # kana
+    "\U00020000-\U0003134f"  # CJK
 )
-_NO_SPACE_RANGES = "".join(f"{chr(first)}-{chr(last)}" for first, last in _NO_SPACE_SPANS)
+_NO_SPACE_SPANS = tuple(
+    (ord(first), ord(last)) for first, last in re.findall("(.)-(.)", _NO_SPACE_RANGES, re.DOTALL)
+)
 _NO_SPACE_RUN = re.compile(f"[{_NO_SPACE_RANGES}]+")
 _NO_SPACE_CHAR = re.compile(f"[{_NO_SPACE_RANGES}]")
 _HARAKAT = re.compile("[\u064b-\u065f\u0670]")
@@ -83,23 +87,13 @@ _ALNUM = (string.ascii_lowercase + string.ascii_uppercase + string.digits).encod
 _RUNS_ONLY = bytes(byte if byte in _ALNUM else 0x20 for byte in range(256))
 _SHAPES = _RUNS_ONLY.translate(bytes.maketrans(_ALNUM, b"a" * 26 + b"A" * 26 + b"0" * 10))
 _BOUNDARIES = (b"aA", b"AAa", b"a0", b"A0", b"0a", b"0A")
-_MAX_SHAPES = 1 << 14  # shapes remembered before the memory is cleared (hashes make many)
-_MAX_SHAPE_BYTES = 64  # longer runs (blobs) are judged each time, not remembered
 
 
-class _BoundedShapes(dict[bytes, bool]):
-    """shape → whether it holds a boundary, worked out once per shape."""
-
-    def __missing__(self, shape: bytes) -> bool:
-        bounded = any(boundary in shape for boundary in _BOUNDARIES)
-        if len(shape) <= _MAX_SHAPE_BYTES:
-            if len(self) >= _MAX_SHAPES:
-                self.clear()
-            self[shape] = bounded
-        return bounded
+def _bounded(shape: bytes) -> bool:
+    return any(boundary in shape for boundary in _BOUNDARIES)
 
 
-_BOUNDED = _BoundedShapes()
+_BOUNDED = PureMemo(_bounded)  # shape → whether it holds a boundary (hashes make many shapes)
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _MAX_PARTS = 8  # more is a hash or an encoded blob, not an identifier
 _HEX = re.compile(r"[0-9a-f]{8,}")  # ids and digests: their "parts" would be noise

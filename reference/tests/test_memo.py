@@ -1,9 +1,10 @@
-"""The instance's caches: a Memo computes again only when its key moves; a SizedCache keeps its
-texts within a budget, least recently used out first, and always keeps the newest."""
+"""The caches: a Memo computes again only when its key moves; a SizedCache keeps its texts within a
+budget, least recently used out first, and always keeps the newest; a PureMemo keeps a bounded
+number of a function's values."""
 
 from __future__ import annotations
 
-from pimem._memo import Memo, SizedCache
+from pimem._memo import Memo, PureMemo, SizedCache
 
 
 def test_a_memo_computes_once_per_key_and_again_when_the_key_moves() -> None:
@@ -51,3 +52,22 @@ def test_a_sized_cache_keeps_the_newest_text_even_over_budget() -> None:
     assert cache.get("big", 100, lambda: "again") == "BIG"
     assert cache.get("next", 1, lambda: "NEXT") == "NEXT"
     assert cache.get("big", 100, lambda: "again") == "again"  # it went when next came in
+
+
+def test_a_pure_memo_computes_a_value_once_and_forgets_all_when_full() -> None:
+    calls: list[str] = []
+    memo: PureMemo[str, int] = PureMemo(lambda key: calls.append(key) or len(key), size=2)
+    assert [memo["ab"], memo["ab"], memo["abc"]] == [2, 2, 3]
+    assert calls == ["ab", "abc"]
+    assert memo["abcd"] == 4  # the third value: the two kept are forgotten first
+    assert dict(memo) == {"abcd": 4}
+    assert memo["ab"] == 2
+    assert calls == ["ab", "abc", "abcd", "ab"]
+
+
+def test_a_pure_memo_never_keeps_a_long_argument() -> None:
+    calls: list[bytes] = []
+    memo: PureMemo[bytes, int] = PureMemo(lambda key: calls.append(key) or len(key), longest=3)
+    assert [memo[b"abcd"], memo[b"abcd"], memo[b"abc"], memo[b"abc"]] == [4, 4, 3, 3]
+    assert calls == [b"abcd", b"abcd", b"abc"]
+    assert dict(memo) == {b"abc": 3}

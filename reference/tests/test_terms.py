@@ -141,6 +141,14 @@ def test_the_shipped_stop_list_is_the_spec_s() -> None:
     assert shipped == (Path(__file__).resolve().parents[2] / "spec" / "stop-words" / "en.txt").read_bytes()
 
 
+def test_the_scripts_without_spaces_are_the_spec_s_table() -> None:
+    # JM-SEARCH-230's table in spec/search.md is the normative one; its cases test each range's ends.
+    search_md = (Path(__file__).resolve().parents[2] / "spec" / "search.md").read_text(encoding="utf-8")
+    rows = re.findall("^\\| U\\+([0-9A-F]+)\u2013U\\+([0-9A-F]+) \\|", search_md, re.MULTILINE)
+    assert len(rows) > 10
+    assert sorted(_terms._NO_SPACE_SPANS) == sorted((int(first, 16), int(last, 16)) for first, last in rows)
+
+
 # -- the text-level checks: the same answers as the word-by-word ones, found in C ----------------
 
 _PIECES = [
@@ -207,9 +215,9 @@ def test_the_text_checks_find_what_they_must_and_not_what_they_must_not() -> Non
 
 
 def test_the_shape_memory_stays_bounded_and_right() -> None:
-    for n in range(_terms._MAX_SHAPES + 10):
+    for n in range(_terms._BOUNDED.size + 10):
         shape = format(n, "b").translate(str.maketrans("01", "aA")).encode()
         assert _terms._BOUNDED[shape] == (b"aA" in shape or b"AAa" in shape)
-        assert len(_terms._BOUNDED) <= _terms._MAX_SHAPES
+        assert len(_terms._BOUNDED) <= _terms._BOUNDED.size
     blob = b"aA0" * 100  # a long run is judged, not remembered
     assert _terms._BOUNDED[blob] and blob not in _terms._BOUNDED
