@@ -312,7 +312,7 @@ def _raw_lines_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
             raw = _extract._compact_json(obj)
             if entry is None:
                 return _extract.Extracted(str(obj.get("timestamp", "")), "custom", None, None, raw, None)
-            return dataclasses.replace(entry, text=raw)
+            return entry._replace(text=raw)
 
         return extract
 
@@ -1276,11 +1276,11 @@ def _verify_reindexes_everything(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _markers_one_short(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every windowed rule's span ends one character early: a marker leaves a secret's last character."""
+    """Every rule's span ends one character early: a marker leaves a secret's last character."""
 
     def make(original: Any) -> Any:
-        def spans(text: str, offset: int, whole: bool) -> list[Any]:
-            return [(start, end - 1, priority) for start, end, priority in original(text, offset, whole)]
+        def spans(text: str) -> list[Any]:
+            return [(start, end - 1, priority) for start, end, priority in original(text)]
 
         return spans
 

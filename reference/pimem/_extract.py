@@ -5,8 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import shlex
-from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 import orjson
 
@@ -71,8 +70,7 @@ _VALUED_OPTIONS = {"-n", "-c", "--lines", "--bytes"}
 _PAGERS = {"cat": set(), "less": set(), "head": _VALUED_OPTIONS, "tail": _VALUED_OPTIONS}
 
 
-@dataclass(frozen=True)
-class Extracted:
+class Extracted(NamedTuple):
     timestamp: str
     kind: Kind
     role: str | None
@@ -81,8 +79,7 @@ class Extracted:
     tokens_before: int | None
 
 
-@dataclass(frozen=True)
-class ContextEdit:
+class ContextEdit(NamedTuple):
     """What a Pi 1.x `context_edit` line does to the model's view of an earlier entry."""
 
     target_id: str
@@ -165,9 +162,9 @@ def _sensitive_call(block: dict[str, Any]) -> bool:
     return block.get("name") == "bash" and _sensitive_command(args.get("command"))
 
 
-def sensitive_call_ids(obj: Any) -> list[str]:
+def sensitive_call_ids(obj: dict[str, Any]) -> list[str]:
     """Tool-call ids of an assistant line that read a sensitive file (their results are withheld)."""
-    message = obj.get("message") if isinstance(obj, dict) and obj.get("type") == "message" else None
+    message = obj.get("message") if obj.get("type") == "message" else None
     if not isinstance(message, dict) or message.get("role") != "assistant":
         return []
     content = message.get("content")

@@ -14,7 +14,8 @@ import hashlib
 import operator
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from ._extract import WITHHELD, context_edit, extract, sensitive_call_ids
 from ._journals import parse_line, read_chunk, read_line_at
@@ -42,15 +43,14 @@ def line_hash(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-@dataclass(frozen=True)
-class Task:
+class Task(NamedTuple):
     """Prepare the complete lines of a journal from `start`, about _BATCH_BYTES of them."""
 
     path: str
     start: int
     max_line_bytes: int
     withheld: frozenset[str]  # sensitive call ids the index knows of
-    redaction: Policy = field(default_factory=Policy)  # the user's own patterns and allowlist
+    redaction: Policy = Policy()  # the user's own patterns and allowlist
 
 
 @dataclass

@@ -154,7 +154,7 @@ class Policy:
                 raise ValueError(
                     f"redact_patterns: a name is lower-case letters, digits and '-', e.g. {example}"
                 )
-            _compile_user(item["pattern"], "redact_patterns")
+            _check_user(item["pattern"], "redact_patterns")
             found.append((name, item["pattern"]))
         literals: list[str] = []
         regexes: list[str] = []
@@ -162,21 +162,21 @@ class Policy:
             if isinstance(item, str):
                 literals.append(item)
             elif isinstance(item, dict) and isinstance(item.get("pattern"), str):
-                _compile_user(item["pattern"], "redact_allow")
+                _check_user(item["pattern"], "redact_allow")
                 regexes.append(item["pattern"])
             else:
                 raise ValueError('redact_allow: each item is a literal string or {"pattern": "..."}')
         return cls(tuple(found), tuple(literals), tuple(regexes))
 
 
-def _compile_user(pattern: str, setting: str) -> re.Pattern[str]:
+def _check_user(pattern: str, setting: str) -> None:
+    """ValueError unless `pattern` is a regular expression that cannot match the empty string."""
     try:
         compiled = re.compile(pattern)
     except re.error as error:
         raise ValueError(f"{setting}: {pattern!r} is not a regular expression ({error})") from None
     if compiled.match(""):
         raise ValueError(f"{setting}: {pattern!r} matches the empty string")
-    return compiled
 
 
 _NO_POLICY = Policy()
@@ -243,21 +243,18 @@ _FINDERS = tuple(rule.find for rule in RULES)
 _NAMES = tuple(rule.id for rule in RULES)
 
 
-def _rule_spans(text: str, offset: int, whole: bool) -> list[Found]:
-    """(start, end, priority) of the windowed rules (or of the whole-text ones) in `text`."""
+def _rule_spans(text: str) -> list[Found]:
+    """(start, end, priority) of every rule's spans in `text`: the whole-text rules (key blocks) at
+    each occurrence of a keyword, the others where the automaton finds theirs."""
     found: list[Found] = []
-    if whole:
-        for priority, rule in _WHOLE:
-            for keyword in rule.keywords:
-                position = text.find(keyword)
-                while position >= 0:
-                    found.extend((offset + s, offset + e, priority) for s, e in rule.find(text, position))
-                    position = text.find(keyword, position + 1)
-        return found
-    finders = _FINDERS
+    for priority, rule in _WHOLE:
+        for keyword in rule.keywords:
+            position = text.find(keyword)
+            while position >= 0:
+                found.extend((start, end, priority) for start, end in rule.find(text, position))
+                position = text.find(keyword, position + len(keyword))  # no keyword overlaps itself
     for position, priority in _KEYWORDS.hits(text):
-        for start, end in finders[priority](text, position):
-            found.append((offset + start, offset + end, priority))
+        found.extend((start, end, priority) for start, end in _FINDERS[priority](text, position))
     return found
 
 
@@ -295,8 +292,7 @@ def _merge(found: list[Found]) -> list[Span]:
 
 
 def _spans(text: str) -> list[Span]:
-    found = [*_rule_spans(text, 0, whole=False), *_rule_spans(text, 0, whole=True)]
-    return _merge(_outside_markers(text, _apply_policy(text, found)))
+    return _merge(_outside_markers(text, _apply_policy(text, _rule_spans(text))))
 
 
 def _render(text: str, spans: list[Span], start: int, end: int) -> str:
@@ -357,15 +353,12 @@ def redact_slices(pieces: list[tuple[str, int, int]]) -> list[str]:
     `redact(text)` shows there, a secret cut by either edge shown as its marker. Only the
     neighbourhood of each slice is scanned (see _widen), all of them joined as in `redact_many`, so
     long texts cost no more than short ones."""
-    windows = [_widen(text, start, end) for text, start, end in pieces]
-    joined = _SEPARATOR.join(
-        text[low:high] for (text, _, _), (low, high) in zip(pieces, windows, strict=True)
-    )
-    found = [*_rule_spans(joined, 0, whole=False), *_rule_spans(joined, 0, whole=True)]
-    spans = _merge(_outside_markers(joined, _apply_policy(joined, found)))
+    placed = [(text, start, end, *_widen(text, start, end)) for text, start, end in pieces]
+    joined = _SEPARATOR.join(text[low:high] for text, _, _, low, high in placed)
+    spans = _spans(joined)
     done = []
     offset = 0
-    for (text, start, end), (low, high) in zip(pieces, windows, strict=True):
+    for text, start, end, low, high in placed:
         own = [
             (s - offset + low, e - offset + low, name)
             for s, e, name in spans

@@ -208,8 +208,10 @@ def extracted_entries(path: str) -> Iterator[Any]:
             return
         for _, raw in chunk.lines:
             obj = parse_line(raw)
+            if not isinstance(obj, dict):
+                continue
             withheld.update(sensitive_call_ids(obj))
-            if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+            if not isinstance(obj.get("id"), str):
                 continue  # no entry line (extract takes only those)
             entry = extract(obj, withheld)
             if entry is not None:
