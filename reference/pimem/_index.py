@@ -25,7 +25,7 @@ from ._workers import INLINE, outcome
 
 __all__ = ["Index"]
 
-_AHEAD = 4  # batches prepared ahead of the one being stored, when workers prepare them
+_AHEAD = 8  # batches prepared ahead of the one being stored, when workers prepare them
 
 
 def _give_up(journal: Journal, error: Exception) -> None:

@@ -49,7 +49,7 @@ class _Workers(Executor):
 
     def __init__(self, pool: Executor, workers: int) -> None:
         self.pool: Executor = pool
-        self.backlog = 2 * workers  # tasks given to the workers that are not done yet
+        self.backlog = 4 * workers  # tasks given to the workers that are not done yet
         self.given: list[Future[Any]] = []
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:

@@ -24,7 +24,7 @@ def test_a_task_given_while_the_workers_have_a_backlog_runs_here_at_once() -> No
     release, here = threading.Event(), threading.get_ident()
     with ThreadPoolExecutor(1) as pool:
         workers = _Workers(pool, 1)
-        given = [workers.submit(_held, release) for _ in range(2)]  # the one worked on, one waiting
+        given = [workers.submit(_held, release) for _ in range(workers.backlog)]  # one worked on
         third = workers.submit(threading.get_ident)
         assert third.done() and third.result() == here
         assert not any(future.done() for future in given)
@@ -37,8 +37,8 @@ def test_a_task_given_while_the_workers_have_a_backlog_runs_here_at_once() -> No
 def test_a_task_given_below_the_backlog_goes_to_the_workers() -> None:
     release, here = threading.Event(), threading.get_ident()
     with ThreadPoolExecutor(2) as pool:
-        workers = _Workers(pool, 2)  # two workers: up to four tasks in their hands
-        given = [workers.submit(_held, release) for _ in range(3)]
+        workers = _Workers(pool, 2)
+        given = [workers.submit(_held, release) for _ in range(workers.backlog - 1)]
         fourth = workers.submit(threading.get_ident)
         release.set()
         assert here not in {future.result() for future in [*given, fourth]}
