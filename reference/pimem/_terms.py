@@ -163,14 +163,16 @@ def _parts(identifier: str) -> list[str]:
     return _PART.findall(identifier)
 
 
-@functools.lru_cache(maxsize=1 << 14)  # identifiers recur: the code's names, across entries
-def _indexed_parts(identifier: bytes) -> tuple[str, ...]:
+def _identifier_parts(identifier: bytes) -> tuple[str, ...]:
     """The parts an identifier adds to the index: none for a hex id or a blob of many parts."""
     text = identifier.decode("ascii")
     if _HEX.fullmatch(text):
         return ()
     parts = _parts(text)
     return tuple(parts) if len(parts) <= _MAX_PARTS else ()
+
+
+_INDEXED_PARTS = PureMemo(_identifier_parts)  # identifiers recur: the code's names, across entries
 
 
 def _identifiers(raw: bytes) -> dict[bytes, None]:
@@ -191,7 +193,7 @@ def index_text(text: str) -> str:
             raw = text.encode()
         if _NO_SPACE_CHAR.search(text):
             text = _with_grams(text)
-    extra = " ".join(itertools.chain.from_iterable(map(_indexed_parts, _identifiers(raw))))
+    extra = " ".join(itertools.chain.from_iterable(map(_INDEXED_PARTS.__getitem__, _identifiers(raw))))
     return text + "\n" + extra if extra else text
 
 
