@@ -31,6 +31,7 @@ from pimem import (
     _index,
     _journals,
     _maintenance,
+    _memo,
     _memory,
     _prepare,
     _query,
@@ -633,7 +634,7 @@ def _identifier_parts_unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
         text = identifier.decode("ascii")
         return () if _terms._HEX.fullmatch(text) else tuple(_terms._parts(text))
 
-    monkeypatch.setattr(_terms, "_indexed_parts", every_part)
+    monkeypatch.setattr(_terms, "_INDEXED_PARTS", _memo.PureMemo(every_part))
 
 
 def _long_runs_searched_whole(monkeypatch: pytest.MonkeyPatch) -> None:
