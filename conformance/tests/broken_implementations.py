@@ -637,6 +637,11 @@ def _identifier_parts_unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_terms, "_INDEXED_PARTS", _memo.PureMemo(every_part))
 
 
+def _entries_indexed_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts are indexed and queries cut in the form they come in: NFD and NFC differ."""
+    monkeypatch.setattr(_terms, "nfc", lambda text: text)
+
+
 def _long_runs_searched_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     """A run of a script without spaces is searched to its end, however long it is."""
     monkeypatch.setattr(_terms, "_MAX_RUN_UNITS", 1 << 30)
@@ -1609,6 +1614,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-231"),
         _identifier_parts_unbounded,
+    ),
+    Broken(
+        "entries-indexed-as-written",
+        "an entry in NFD or with a compatibility ideograph is not found by the query of its NFC form",
+        ("search",),
+        _ids("JM-SEARCH-330"),
+        _entries_indexed_as_written,
     ),
     Broken(
         "long-runs-searched-whole",

@@ -40,7 +40,7 @@ from ._results import (
     Summary,
 )
 from ._store import Candidate, ContextEditRow, EntryRow, Filters, Scope
-from ._terms import Term, holds_sequence, holds_term, places, query_sequence, split_terms, stem_prefix
+from ._terms import Term, holds_sequence, holds_term, nfc, places, query_sequence, split_terms, stem_prefix
 from ._terms import query_terms as analysed_terms
 
 __all__ = [
@@ -345,10 +345,10 @@ class _Checks:
         return redact_slices([(text, start, end) for start, end in spans]) if spans else []
 
     def term(self, text: str, term: Term) -> bool:
-        return any(holds_term(piece, term) for piece in self._pieces(text, term.atoms, False))
+        return any(holds_term(piece, term) for piece in self._pieces(nfc(text), term.atoms, False))
 
     def sequence(self, text: str, wanted: list[str]) -> bool:
-        return any(holds_sequence(piece, wanted) for piece in self._pieces(text, tuple(wanted), True))
+        return any(holds_sequence(piece, wanted) for piece in self._pieces(nfc(text), tuple(wanted), True))
 
 
 def _length_weight(hit: Candidate, average: float) -> float:

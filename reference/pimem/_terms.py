@@ -12,7 +12,8 @@ adds what unicode61 cannot know:
   candidate's line where the index alone cannot tell;
 - identifiers with internal boundaries (`exponentialBackoff`, `HTTPServer`, `sha256sum`) keep their
   whole token and add their parts, so a part or a run of consecutive parts is found;
-- Arabic harakat are dropped on both sides, so a word matches with or without them.
+- Arabic harakat are dropped on both sides, so a word matches with or without them;
+- both sides are matched in NFC, so a text in NFD (macOS file names) is found by what users type.
 
 A query is cut the same way into terms, each an FTS5 expression plus the atoms (parts, or
 characters) a candidate's line must hold contiguously when the index alone cannot tell.
@@ -41,6 +42,7 @@ __all__ = [
     "holds_sequence",
     "holds_term",
     "index_text",
+    "nfc",
     "places",
     "query_sequence",
     "query_terms",
@@ -184,8 +186,14 @@ def _identifiers(raw: bytes) -> dict[bytes, None]:
 _ARABIC_LEAD = b"\xd9"  # the first UTF-8 byte of every haraka (U+064B-065F, U+0670)
 
 
+def nfc(text: str) -> str:
+    """The text in NFC, the one form that queries and entries are matched in (JM-SEARCH-330)."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def index_text(text: str) -> str:
     """The text FTS5 indexes for an entry's (redacted) text: see the module's docstring."""
+    text = nfc(text)
     raw = text.encode()
     if not text.isascii():
         if _ARABIC_LEAD in raw and _HARAKAT.search(text):
@@ -202,7 +210,7 @@ def split_terms(query: str) -> list[str]:
     one term), without repeats, in order."""
     terms: list[str] = []
     seen: set[str] = set()
-    text = _HARAKAT.sub("", unicodedata.normalize("NFC", query))
+    text = _HARAKAT.sub("", nfc(query))
     run: list[str] = []
     for char in text + " ":
         if _token_char(char) and not (run and _no_space(run[-1]) != _no_space(char) and not _mark(char)):
