@@ -637,6 +637,11 @@ def _identifier_parts_unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_terms, "_INDEXED_PARTS", _memo.PureMemo(every_part))
 
 
+def _json_constants_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NaN, Infinity and -Infinity are read as numbers, as Python's json reads them."""
+    monkeypatch.setattr(_journals, "_not_json", float)
+
+
 def _entries_indexed_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
     """Texts are indexed and queries cut in the form they come in: NFD and NFC differ."""
     monkeypatch.setattr(_terms, "nfc", lambda text: text)
@@ -1614,6 +1619,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-231"),
         _identifier_parts_unbounded,
+    ),
+    Broken(
+        "json-constants-read",
+        "a journal line with NaN or Infinity as a value is indexed, where JSON.parse rejects it",
+        ("journals",),
+        _ids("JM-JOURNAL-006"),
+        _json_constants_read,
     ),
     Broken(
         "entries-indexed-as-written",

@@ -79,16 +79,22 @@ def _clean(value: Any) -> Any:
 
 def parse_line(raw: bytes) -> Any:
     """Parse one journal line; None when it is not JSON. orjson first, json for what orjson rejects
-    (lone surrogates, invalid UTF-8, integers beyond 64 bits). Nesting deeper than either parser
-    goes (orjson stops at 1,024 levels, json at the recursion limit) counts as not JSON."""
+    (lone surrogates, invalid UTF-8, integers beyond 64 bits; not NaN or Infinity, which json alone
+    reads). Nesting deeper than either parser goes (orjson stops at 1,024 levels, json at the
+    recursion limit) counts as not JSON."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         pass
     try:
-        return _clean(json.loads(raw.decode("utf-8", "replace")))
+        return _clean(json.loads(raw.decode("utf-8", "replace"), parse_constant=_not_json))
     except (ValueError, RecursionError):
         return None
+
+
+def _not_json(constant: str) -> None:
+    """json's NaN, Infinity and -Infinity, which JSON (and so JSON.parse, and Pi) has not."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _valid_header(value: Any) -> bool:
