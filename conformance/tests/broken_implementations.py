@@ -637,6 +637,11 @@ def _identifier_parts_unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_terms, "_INDEXED_PARTS", _memo.PureMemo(every_part))
 
 
+def _arguments_numbers_as_python_writes_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool call's arguments keep the notation of the JSON library: 1e-6 for JavaScript's 0.000001."""
+    monkeypatch.setattr(_extract, "_js_float", lambda found: found.group(0))
+
+
 def _json_constants_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """NaN, Infinity and -Infinity are read as numbers, as Python's json reads them."""
     monkeypatch.setattr(_journals, "_not_json", float)
@@ -1619,6 +1624,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-231"),
         _identifier_parts_unbounded,
+    ),
+    Broken(
+        "arguments-numbers-as-python-writes-them",
+        "a tool call's arguments write numbers as Python's JSON library does, not as JSON.stringify",
+        ("extraction",),
+        _ids("JM-EXTRACT-001"),
+        _arguments_numbers_as_python_writes_them,
     ),
     Broken(
         "json-constants-read",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import json
+import re
 import shlex
 from typing import Any, Literal, NamedTuple, get_args
 
@@ -181,10 +183,38 @@ def sensitive_call_ids(obj: dict[str, Any]) -> list[str]:
 
 
 def _compact_json(value: Any) -> str:
+    """`JSON.stringify(value)`: compact, keys in order, raw UTF-8, numbers as JavaScript writes them."""
     try:
-        return orjson.dumps(value).decode()
+        text = orjson.dumps(value).decode()
     except TypeError:  # integers beyond 64 bits
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _FLOAT_OR_STRING.sub(_js_float, text)
+
+
+# A float as Python writes it (with a point or an exponent), or a whole string, which is left alone.
+_FLOAT_OR_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?\d+(?:\.\d+)?[eE][-+]?\d+|-?\d+\.\d+)')
+
+
+def _js_float(found: re.Match[str]) -> str:
+    """Number::toString of the float found (ECMA-262): its shortest digits, in plain notation from
+    1e-6 up to 1e21 and as `d.ddde±x` outside; `found` unchanged when it is a string."""
+    if found.group(1) is None:
+        return found.group(0)
+    number = float(found.group(1))
+    if number == 0:
+        return "0"
+    digits_tuple, exponent = decimal.Decimal(repr(abs(number))).as_tuple()[1:]
+    digits = "".join(map(str, digits_tuple)).rstrip("0")
+    point = len(digits_tuple) + int(exponent)  # digits[:point] is the whole part
+    sign = "-" if number < 0 else ""
+    if len(digits) <= point <= 21:
+        return sign + digits + "0" * (point - len(digits))
+    if 0 < point <= 21:
+        return f"{sign}{digits[:point]}.{digits[point:]}"
+    if -6 < point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    fraction = f".{digits[1:]}" if len(digits) > 1 else ""
+    return f"{sign}{digits[0]}{fraction}e{'+' if point > 0 else '-'}{abs(point - 1)}"
 
 
 def _blocks(content: Any, images: bool, calls: bool = False) -> list[str]:
