@@ -642,6 +642,19 @@ def _arguments_numbers_as_python_writes_them(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(_extract, "_js_float", lambda found: found.group(0))
 
 
+def _unnormalized_lines_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index holds NFC, but a line that is not in NFC is taken without its contiguity check
+    (the check on the line as written would find nothing)."""
+    _wrap(
+        monkeypatch,
+        _query._Checks,
+        "term",
+        lambda original: (
+            lambda self, text, term: text != unicodedata.normalize("NFC", text) or original(self, text, term)
+        ),
+    )
+
+
 def _json_constants_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """NaN, Infinity and -Infinity are read as numbers, as Python's json reads them."""
     monkeypatch.setattr(_journals, "_not_json", float)
@@ -1638,6 +1651,13 @@ BROKEN: tuple[Broken, ...] = (
         ("journals",),
         _ids("JM-JOURNAL-006"),
         _json_constants_read,
+    ),
+    Broken(
+        "unnormalized-lines-unchecked",
+        "a candidate line in NFD matches a Hangul term whose syllables it holds only apart",
+        ("search",),
+        _ids("JM-SEARCH-330"),
+        _unnormalized_lines_unchecked,
     ),
     Broken(
         "entries-indexed-as-written",

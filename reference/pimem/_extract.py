@@ -191,13 +191,14 @@ def _compact_json(value: Any) -> str:
     return _FLOAT_OR_STRING.sub(_js_float, text)
 
 
-# A float as Python writes it (with a point or an exponent), or a whole string, which is left alone.
-_FLOAT_OR_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?\d+(?:\.\d+)?[eE][-+]?\d+|-?\d+\.\d+)')
+# A float as Python writes it (with a point or an exponent), an integer of 16 digits or more (past
+# 2**53 JavaScript holds the nearest double), or a whole string, which is left alone.
+_FLOAT_OR_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?\d+(?:\.\d+)?[eE][-+]?\d+|-?\d+\.\d+|-?\d{16,})')
 
 
 def _js_float(found: re.Match[str]) -> str:
-    """Number::toString of the float found (ECMA-262): its shortest digits, in plain notation from
-    1e-6 up to 1e21 and as `d.ddde±x` outside; `found` unchanged when it is a string."""
+    """Number::toString (ECMA-262) of the number found, as a double: its shortest digits, in plain
+    notation from 1e-6 up to 1e21 and as `d.ddde±x` outside; `found` unchanged when it is a string."""
     if found.group(1) is None:
         return found.group(0)
     number = float(found.group(1))
