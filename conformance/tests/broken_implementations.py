@@ -838,7 +838,7 @@ def _unparsable_times_newest(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def epoch_ms(timestamp: str) -> int | None:
             ms: int | None = original(timestamp)
-            return _prepare.MAX_MS if ms is None else ms
+            return _time.MAX_MS if ms is None else ms
 
         return epoch_ms
 
