@@ -304,11 +304,13 @@ def _immediate(db: apsw.Connection) -> Iterator[None]:
 
 def _recreate(db: apsw.Connection) -> None:
     """Drop whatever schema is there and create ours: a schema change rebuilds, never migrates."""
-    tables = db.execute("SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")
-    names = [(name, sql or "") for name, sql in tables]
-    # virtual tables first: dropping one drops its shadow tables
-    for name, _ in sorted(names, key=lambda item: not item[1].upper().startswith("CREATE VIRTUAL")):
-        db.execute(f'DROP TABLE IF EXISTS "{name}"')
+    # a virtual table's shadow tables (FTS5's data, index, config) go with it
+    tables = db.execute(
+        "SELECT name FROM pragma_table_list WHERE schema='main' AND type IN ('table', 'virtual')"
+        " AND name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    for (name,) in tables:
+        db.execute(f'DROP TABLE "{name}"')
     db.execute(_SCHEMA)
     db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
 
