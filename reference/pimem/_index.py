@@ -75,13 +75,9 @@ class Index:
             self.foreign = object()
         return self._known
 
-    def _note(self, path: str, state: tuple[int, int, int] | None) -> None:
-        """What this connection just wrote of a journal (None: its row is gone)."""
-        known = self.known()
-        if state is None:
-            known.pop(path, None)
-        else:
-            known[path] = state
+    def _note(self, path: str, state: tuple[int, int, int]) -> None:
+        """What this connection just wrote of a journal."""
+        self.known()[path] = state
         self.generation = object()
 
     def clear(self) -> None:
@@ -93,7 +89,7 @@ class Index:
 
     def forget_path(self, path: str) -> None:
         self.store.remove_journal(path)
-        self._note(path, None)
+        self._version = None  # its row is gone: `known` is read again
 
     def _rewritten(self, journal: Journal, state: FileState, header_hash: bytes, verify: bool) -> bool:
         """Tiered rewrite detection, cheapest signal first."""
