@@ -122,6 +122,18 @@ class Workspace:
         session = self.setup["session"]
         return None if session is None else self.path(session)
 
+    def state_holding(self, texts: list[str]) -> dict[str, list[str]]:
+        """Which of these texts (their UTF-8 bytes) a file under the state dir holds: text -> the
+        files, relative to the workspace. Read by the runner, never asked of the implementation."""
+        found: dict[str, list[str]] = {}
+        files = sorted(path for path in self.state_dir.rglob("*") if path.is_file() and not path.is_symlink())
+        for path in files:
+            content = path.read_bytes()
+            for text in texts:
+                if text.encode("utf-8") in content:
+                    found.setdefault(text, []).append(str(path.relative_to(self.root)))
+        return found
+
     def open_workspace(self) -> dict[str, Any]:
         """The `workspace` object of an `open` request."""
         return {

@@ -985,6 +985,35 @@ def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_maintenance, "forget", forget)
 
 
+class _Unwiped:
+    """A connection that runs what hides (the rows' updates, the terms' deletes) and skips what wipes:
+    the secure delete, the FTS5 merge and the checkpoint of the write-ahead log."""
+
+    _WIPING = ("secure_delete", "optimize", "wal_checkpoint")
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        return iter(()) if any(word in sql for word in self._WIPING) else self.db.execute(sql, params)
+
+
+def _forget_leaves_terms_on_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget hides the entries, but their terms stay in free pages and in the write-ahead log."""
+
+    def make(original: Any) -> Any:
+        def hide_entries(store: Any, kind: str, key: str) -> None:
+            db, store._db = store._db, _Unwiped(store._db)
+            try:
+                original(store, kind, key)
+            finally:
+                store._db = db
+
+        return hide_entries
+
+    _wrap(monkeypatch, _store.Store, "hide_entries", make)
+
+
 def _forget_lost_on_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def rebuild(memory: Any) -> Any:  # as if the forget list lived in the index
@@ -1801,6 +1830,13 @@ BROKEN: tuple[Broken, ...] = (
         ("commands",),
         _ids("JM-CMD-012"),
         _forget_applied_once,
+    ),
+    Broken(
+        "forget-leaves-terms-on-disk",
+        "forget hides the entries but leaves their terms in free pages and the write-ahead log",
+        ("commands",),
+        _ids("JM-CMD-014"),
+        _forget_leaves_terms_on_disk,
     ),
     Broken(
         "forget-ignored",
