@@ -1302,7 +1302,7 @@ def _lease_taken_for_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _verify_reindexes_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     """A verify pass takes every journal's prefix for changed, and reindexes each in full."""
-    monkeypatch.setattr(_index, "prefix_digest", lambda path, end, max_line_bytes: b"changed!")
+    monkeypatch.setattr(_index, "prefix_digest", lambda path, end, max_line_bytes: "changed")
 
 
 def _markers_one_short(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -230,7 +230,7 @@ class Index:
             added = self.store.add_lines(state.id, lines)
             self.store.add_withheld(state.id, new)
             last = prepared.last or (state.last_offset, state.last_length, state.last_hash)
-            digest = int.from_bytes(state.prefix_hash, "little") ^ prepared.digest
+            digest = int(state.prefix_hash) ^ prepared.digest
             more = prepared.start < prepared.end < journal.size
             # size and mtime say "indexed as it is" only once the pass is through (a pass cut short
             # by a crash must not look finished)
@@ -242,7 +242,7 @@ class Index:
                 mtime_ns=mtime,
                 header_hash=work.header_hash,
                 last=last,
-                prefix_hash=digest.to_bytes(8, "little"),
+                prefix_hash=str(digest),
                 skipped_lines=state.skipped_lines + prepared.skipped,
                 session_id=journal.session_id,
                 cwd=journal.cwd,

@@ -34,7 +34,6 @@ __all__ = [
     "prepare",
 ]
 
-_DIGEST_MASK = (1 << 64) - 1
 # Lines per transaction: fewer commits (and FTS5 segments) against holding the write lock longer
 _BATCH_BYTES = 4 << 20
 
@@ -69,25 +68,27 @@ class Prepared:
 
 def _line_digest(offset: int, line: bytes) -> int:
     """A line's share of the prefix hash: the XOR of these over all lines, so that the prefix hash
-    of a journal prepared in pieces, in any order, is the same. Its CRC times the (odd-made) offset,
-    so that a line that moved counts as changed: CRCs alone are linear, and two equal-length lines
-    that swap places would cancel out. It detects edits, not adversaries."""
-    return zlib.crc32(line) * (2 * offset + 1) & _DIGEST_MASK
+    of a journal prepared in pieces, in any order, is the same. Its CRC times its offset, so that a
+    line that moved counts as changed: CRCs alone are linear, and two equal-length lines that swap
+    places would cancel out. The header, at offset 0, adds nothing: it has a hash of its own. It
+    detects edits, not adversaries."""
+    return zlib.crc32(line) * offset
 
 
 def _digest(lines: Iterable[tuple[int, bytes]]) -> int:
     return functools.reduce(operator.xor, (_line_digest(offset, line) for offset, line in lines), 0)
 
 
-def prefix_digest(path: str, end: int, max_line_bytes: int) -> bytes:
-    """The prefix hash of a journal's complete lines before byte `end`, read again from the file."""
+def prefix_digest(path: str, end: int, max_line_bytes: int) -> str:
+    """The prefix hash of a journal's complete lines before byte `end`, read again from the file, as
+    the index keeps it: decimal digits (it outgrows SQLite's 64-bit integers past 4 GiB)."""
     digest = position = 0
     while (
         position < end and (chunk := read_chunk(path, position, max_line_bytes, _BATCH_BYTES)).end > position
     ):
         digest ^= _digest(line for line in chunk.lines if line[0] < end)
         position = chunk.end
-    return digest.to_bytes(8, "little")
+    return str(digest)
 
 
 def line_moved(path: str, offset: int, length: int, digest: bytes) -> bool:
