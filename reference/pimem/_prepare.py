@@ -113,7 +113,6 @@ def prepare(task: Task) -> Prepared:
     """Read, parse, extract, redact and make the search terms of one batch of lines. Pure (no
     index): it runs in a worker process during large passes, in this one otherwise."""
     chunk = read_chunk(task.path, task.start, task.max_line_bytes, _BATCH_BYTES)
-    calls = set(task.withheld)
     found = Prepared(task.start, chunk.end, [], [], chunk.overlong, _digest(chunk.lines), None)
     texts: list[str] = []
     for offset, raw in chunk.lines:
@@ -123,14 +122,14 @@ def prepare(task: Task) -> Prepared:
         if not isinstance(obj, dict):
             found.skipped += 1
             continue
-        for call_id in sensitive_call_ids(obj):
-            calls.add(call_id)
-            found.sensitive.append(call_id)
+        # a result whose call is in this batch is withheld by the storer, as one whose call is in a
+        # batch prepared meanwhile
+        found.sensitive.extend(sensitive_call_ids(obj))
         entry_id = obj.get("id")
         if not isinstance(entry_id, str):
             continue
         try:
-            entry = extract(obj, calls)
+            entry = extract(obj, task.withheld)
         except RecursionError:  # tool-call arguments nested too deep to serialise
             found.skipped += 1
             continue
