@@ -104,7 +104,8 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        """`state/`, or the path `setup.state` names (say, a file: a state dir that cannot be used)."""
+        """`state/`, or the path `setup.state` names (a file: a state dir that cannot be used; nothing:
+        one that does not exist yet)."""
         return self.path(self.setup.get("state", "state"))
 
     def path(self, key: str) -> Path:
@@ -169,8 +170,8 @@ class Workspace:
                 content = _lines_bytes(journal["lines"]) + journal.get("partial", "").encode("utf-8")
                 target.write_bytes(content)
             self._set_mtime(target, epoch_ns(journal.get("mtime", default_mtime)))
-        if not self.state_dir.exists():  # a case may make it a journal file instead
-            self.state_dir.mkdir(parents=True)
+        if "state" not in self.setup:  # a case's own path is left as it is: a journal file, or nothing
+            self.state_dir.mkdir(parents=True, exist_ok=True)
 
     @staticmethod
     def _set_mtime(target: Path, mtime_ns: int) -> None:

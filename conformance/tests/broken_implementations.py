@@ -985,6 +985,20 @@ def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_maintenance, "forget", forget)
 
 
+def _state_dir_must_exist(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index is made only in a state dir that exists already: no folder is created."""
+
+    def make(original: Any) -> Any:
+        def create(path: str) -> None:
+            if not os.path.isdir(os.path.dirname(path)):
+                raise FileNotFoundError(2, "No such file or directory", os.path.dirname(path))
+            original(path)
+
+        return create
+
+    _wrap(monkeypatch, _store, "_create", make)
+
+
 class _Unwiped:
     """A connection that runs what hides (the rows' updates, the terms' deletes) and skips what wipes:
     the secure delete, the FTS5 merge and the checkpoint of the write-ahead log."""
@@ -1830,6 +1844,13 @@ BROKEN: tuple[Broken, ...] = (
         ("commands",),
         _ids("JM-CMD-012"),
         _forget_applied_once,
+    ),
+    Broken(
+        "state-dir-must-exist",
+        "the index is made only in a state dir that exists already",
+        ("indexing",),
+        _ids("JM-INDEX-310"),
+        _state_dir_must_exist,
     ),
     Broken(
         "forget-leaves-terms-on-disk",
