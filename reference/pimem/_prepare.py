@@ -81,7 +81,7 @@ def _digest(lines: Iterable[tuple[int, bytes]]) -> int:
 
 def prefix_digest(path: str, end: int, max_line_bytes: int) -> str:
     """The prefix hash of a journal's complete lines before byte `end`, read again from the file, as
-    the index keeps it: decimal digits (it outgrows SQLite's 64-bit integers past 4 GiB)."""
+    the index keeps it: decimal digits (past 2 GiB of journal it outgrows SQLite's integers)."""
     digest = position = 0
     while (
         position < end and (chunk := read_chunk(path, position, max_line_bytes, _BATCH_BYTES)).end > position
