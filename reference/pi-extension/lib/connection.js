@@ -3,7 +3,7 @@
 // (spec/protocol.md): one request per line, exactly one response per request, in order.
 
 import { spawn } from "node:child_process";
-import { setPriority } from "node:os";
+import { getPriority, setPriority } from "node:os";
 
 /** How much of the server's stderr is kept for error messages. */
 const STDERR_TAIL_CHARS = 2000;
@@ -55,8 +55,9 @@ export class ServerConnection {
     return new Promise((resolve, reject) => {
       child.once("spawn", () => {
         try {
-          // Set before the server starts its indexing thread, which inherits it.
-          setPriority(/** @type {number} */ (child.pid), SERVER_NICENESS);
+          // Set before the server starts its indexing thread, which inherits it. Never above Pi's
+          // own priority: a Pi niced beyond SERVER_NICENESS keeps its server niced as much.
+          setPriority(/** @type {number} */ (child.pid), Math.max(SERVER_NICENESS, getPriority()));
         } catch {
           // Not permitted here: the server runs at Pi's priority, which is only slower for Pi.
         }
