@@ -3,22 +3,23 @@ process lending a hand.
 
 A pass over less than BULK_BYTES prepares each batch in the process that stores it (INLINE). A
 larger pass starts worker processes; the storing process gives them batches ahead and inserts what
-comes back. When it would only wait (the workers already have a backlog), it prepares the batch
+comes back. When it would only wait for a batch, it prepares one of those waiting for a worker
 itself, so that on a machine with as many cores as processes no core sits idle. What a pass stores,
 and in which order, is the same every way: only where `prepare` runs differs.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import functools
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
-
-from ._prepare import Prepared
 
 __all__ = ["BULK_BYTES", "INLINE", "outcome", "preparing"]
 
@@ -42,30 +43,79 @@ class _Inline(Executor):
 INLINE = _Inline()
 
 
+class _Lent(Future[Any]):
+    """A task's future from `_Workers`: waiting for its result puts the waiter to work."""
+
+    def __init__(self, workers: _Workers, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Any) -> None:
+        super().__init__()
+        self.workers, self.call = workers, functools.partial(fn, *args, **kwargs)
+
+    def result(self, timeout: float | None = None) -> Any:
+        self.workers.help_until(self)
+        return super().result(timeout)
+
+    def run_here(self) -> None:
+        try:
+            self.set_result(self.call())
+        except Exception as error:
+            self.set_exception(error)
+
+
 class _Workers(Executor):
-    """Worker processes, helped by this process: a task given while every worker still has one
-    waiting behind the one it is on runs here at once, since this process would otherwise wait for
-    them. Once the workers are gone (a sandbox may not let them live), everything runs here."""
+    """Worker processes, helped by this process. The workers are given tasks up to a backlog;
+    the rest wait here, and go to the workers as they free up. Only while this process waits for a
+    result does it prepare a waiting task itself (the awaited one first), so it prepares just as much
+    as it would otherwise spend idle. Once the workers are gone (a sandbox may not let them live),
+    everything runs here."""
 
     def __init__(self, pool: Executor, workers: int) -> None:
         self.pool: Executor = pool
-        self.backlog = 4 * workers  # tasks given to the workers that are not done yet
-        self.given: list[Future[Any]] = []
+        # tasks with the workers, not done: one worked on, and two more, so that none sits idle
+        # while this process prepares one
+        self.backlog = 3 * workers
+        self.given: list[_Lent] = []
+        self.waiting: deque[_Lent] = deque()
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        self.given = [future for future in self.given if not future.done()]
-        if len(self.given) >= self.backlog:
-            return INLINE.submit(fn, *args, **kwargs)
-        try:
-            future = self.pool.submit(fn, *args, **kwargs)
-        except BrokenProcessPool:
-            self.pool = INLINE
-            return self.pool.submit(fn, *args, **kwargs)
-        self.given.append(future)
+        future = _Lent(self, fn, args, kwargs)
+        self.waiting.append(future)
+        self._hand_out()
         return future
 
+    def help_until(self, future: _Lent) -> None:
+        """Prepare waiting tasks here until `future` is done: it first, if it is still waiting."""
+        while not future.done():
+            self._hand_out()
+            if self.waiting:
+                task = future if future in self.waiting else self.waiting[0]
+                self.waiting.remove(task)
+                task.run_here()
+            else:
+                concurrent.futures.wait(self.given, return_when=concurrent.futures.FIRST_COMPLETED)
 
-def outcome(batch: Future[Prepared], again: Callable[[], Future[Prepared]]) -> Prepared:
+    def _hand_out(self) -> None:
+        self.given = [future for future in self.given if not future.done()]
+        while self.waiting and len(self.given) < self.backlog:
+            future = self.waiting.popleft()
+            try:
+                handed = self.pool.submit(future.call)
+            except BrokenProcessPool:
+                self.pool = INLINE
+                handed = self.pool.submit(future.call)
+            handed.add_done_callback(functools.partial(_settle, future))
+            self.given.append(future)
+
+
+def _settle(future: Future[Any], handed: Future[Any]) -> None:
+    """Give `future` the outcome of the task the workers ran for it."""
+    error = handed.exception()
+    if error is None:
+        future.set_result(handed.result())
+    else:
+        future.set_exception(error)
+
+
+def outcome(batch: Future[T], again: Callable[[], Future[T]]) -> T:
     """A batch's result; prepared once more (here) if the worker preparing it died."""
     try:
         return batch.result()

@@ -1,17 +1,20 @@
 """Where batches are prepared: a pass through worker processes stores what a pass without them does,
-and the storing process prepares a batch itself only while the workers have a backlog."""
+and the storing process prepares a batch itself only while it waits for one."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
 from pimem._index import Index
 from pimem._journals import DEFAULT_MAX_LINE_BYTES, Journal, read_header
 from pimem._store import Candidate, EntryRow, Filters
-from pimem._workers import BULK_BYTES, _Workers, preparing
+from pimem._workers import BULK_BYTES, INLINE, _Workers, outcome, preparing
 from pimem_conformance.journals import entry_line, header_line, write_journal
 
 
@@ -20,18 +23,42 @@ def _held(release: threading.Event) -> int:
     return threading.get_ident()
 
 
-def test_a_task_given_while_the_workers_have_a_backlog_runs_here_at_once() -> None:
+def test_a_task_beyond_the_backlog_waits_and_runs_here_only_when_awaited() -> None:
     release, here = threading.Event(), threading.get_ident()
     with ThreadPoolExecutor(1) as pool:
         workers = _Workers(pool, 1)
         given = [workers.submit(_held, release) for _ in range(workers.backlog)]  # one worked on
-        third = workers.submit(threading.get_ident)
-        assert third.done() and third.result() == here
+        beyond = workers.submit(threading.get_ident)
+        assert not beyond.done(), "nobody waits for it yet: it waits for a worker"
+        assert beyond.result() == here, "the workers are all busy: the waiter prepares it"
         assert not any(future.done() for future in given)
         release.set()
         assert here not in {future.result() for future in given}
-        # the backlog is gone: the workers take the next one again
-        assert workers.submit(threading.get_ident).result() != here
+
+
+def test_waiting_for_a_busy_worker_prepares_the_next_waiting_task_here() -> None:
+    release, here = threading.Event(), threading.get_ident()
+    with ThreadPoolExecutor(1) as pool:
+        workers = _Workers(pool, 1)
+        first = workers.submit(_held, release)
+        given = [workers.submit(_held, release) for _ in range(workers.backlog - 1)]
+        waiting = [workers.submit(threading.get_ident), workers.submit(threading.get_ident)]
+        threading.Timer(0.5, release.set).start()
+        assert first.result() != here
+        assert waiting[0].done() and waiting[0].result() == here, "prepared here while waiting"
+        assert all(future.result() != here for future in given)
+
+
+def test_a_waiting_task_goes_to_the_workers_once_they_free_up() -> None:
+    release, here = threading.Event(), threading.get_ident()
+    with ThreadPoolExecutor(2) as pool:
+        workers = _Workers(pool, 1)
+        given = [workers.submit(_held, release) for _ in range(workers.backlog)]
+        later = workers.submit(threading.get_ident)
+        release.set()
+        concurrent.futures.wait(given)  # waiting without asking for a result lends no hand
+        assert later.result() != here, "the workers were free again when it was awaited"
+        assert here not in {future.result() for future in given}
 
 
 def test_a_task_given_below_the_backlog_goes_to_the_workers() -> None:
@@ -39,9 +66,30 @@ def test_a_task_given_below_the_backlog_goes_to_the_workers() -> None:
     with ThreadPoolExecutor(2) as pool:
         workers = _Workers(pool, 2)
         given = [workers.submit(_held, release) for _ in range(workers.backlog - 1)]
-        fourth = workers.submit(threading.get_ident)
+        last = workers.submit(threading.get_ident)
         release.set()
-        assert here not in {future.result() for future in [*given, fourth]}
+        assert here not in {future.result() for future in [*given, last]}
+
+
+class _Gone(ThreadPoolExecutor):
+    """A pool whose processes are gone: every submit fails as a broken process pool does."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        raise BrokenProcessPool("the workers died")
+
+
+def test_once_the_workers_are_gone_every_task_runs_here() -> None:
+    here = threading.get_ident()
+    workers = _Workers(_Gone(1), 1)
+    futures = [workers.submit(threading.get_ident) for _ in range(workers.backlog + 2)]
+    assert [future.result() for future in futures] == [here] * len(futures)
+    assert workers.pool is INLINE
+
+
+def test_a_batch_whose_worker_died_is_prepared_again_here() -> None:
+    died: Future[int] = Future()
+    died.set_exception(BrokenProcessPool("the worker died"))
+    assert outcome(died, lambda: INLINE.submit(threading.get_ident)) == threading.get_ident()
 
 
 def _journals(tmp_path: Path) -> list[Journal]:
