@@ -158,6 +158,26 @@ def _around_first_child(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def _around_walk_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Around's walk keeps no record of the entries it passed: a parentId cycle repeats them."""
+
+    def walk(view: Any, hit: Any, count: int, upward: bool) -> list[Any]:
+        found: list[Any] = []
+        key = hit.parent_id if upward else hit.entry_id
+        while key is not None and len(found) < count:
+            store = view.index.store
+            latest_child = next(reversed(store.children(hit.file_id, key)), None)
+            node = store.node(hit.file_id, key) if upward else latest_child
+            if node is None:
+                break
+            if node.kind is not None:
+                found.append(node)
+            key = node.parent_id if upward else node.entry_id
+        return found
+
+    monkeypatch.setattr(_query, "_walk", walk)
+
+
 # ---- scope --------------------------------------------------------------------------------------
 
 
@@ -1386,6 +1406,13 @@ BROKEN: tuple[Broken, ...] = (
         ("read",),
         _ids("JM-READ-012"),
         _around_first_child,
+    ),
+    Broken(
+        "around-walk-repeats",
+        "around's walk repeats the entries of a parentId cycle until before or after is used up",
+        ("read",),
+        _ids("JM-READ-290"),
+        _around_walk_repeats,
     ),
     Broken(
         "like-prefix-scope",

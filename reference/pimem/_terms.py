@@ -26,6 +26,7 @@ import operator
 import re
 import string
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -267,17 +268,19 @@ def query_terms(query: str) -> list[Term]:
     return terms
 
 
-def atoms(text: str) -> list[tuple[str, ...]]:
-    """A line as query terms see it: per word, its lower-cased whole and parts, or for a run
-    without spaces its characters, one word each (so contiguity never crosses a word)."""
-    words: list[tuple[str, ...]] = []
+def atoms(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """A line as query terms see it: per word, its lower-cased whole and its atoms (an identifier's
+    parts, a run without spaces' characters, else the word itself), so contiguity never crosses a
+    word."""
+    words: list[tuple[str, tuple[str, ...]]] = []
     for term in split_terms_keep(text):
+        lowered = term.lower()
         if _no_space(term[0]):
-            words.append(tuple(unit.lower() for unit in _units(term)))
-        elif term.isascii() and len(parts := _parts(term)) > 1:
-            words.append((term.lower(), *(part.lower() for part in parts)))
+            words.append((lowered, tuple(unit.lower() for unit in _units(term))))
+        elif term.isascii():  # a word of one part is that part
+            words.append((lowered, tuple(part.lower() for part in _parts(term))))
         else:
-            words.append((term.lower(),))
+            words.append((lowered, (lowered,)))
     return words
 
 
@@ -295,25 +298,19 @@ def split_terms_keep(text: str) -> list[str]:
     return words
 
 
-def contains_run(words: list[tuple[str, ...]], wanted: tuple[str, ...], whole: str) -> bool:
+def _in_row(atoms: Sequence[str], wanted: Sequence[str]) -> bool:
+    """Whether `wanted` occurs in `atoms` as consecutive items (an atom never holds a NUL)."""
+    return "\0" + "\0".join(wanted) + "\0" in "\0" + "\0".join(atoms) + "\0"
+
+
+def contains_run(words: list[tuple[str, tuple[str, ...]]], wanted: tuple[str, ...], whole: str) -> bool:
     """Whether one word is `whole`, or holds `wanted` as consecutive parts or characters."""
-    size = len(wanted)
-    for word in words:
-        if word[0] == whole:
-            return True
-        parts = word[1:] if len(word) > 1 and word[0] != word[1] and not _no_space(word[0][0]) else word
-        for start in range(len(parts) - size + 1):
-            if parts[start : start + size] == wanted:
-                return True
-    return False
+    return any(word == whole or _in_row(parts, wanted) for word, parts in words)
 
 
-def _stream(words: list[tuple[str, ...]]) -> list[str]:
+def _stream(words: list[tuple[str, tuple[str, ...]]]) -> list[str]:
     """Words as one run of atoms: an identifier as its parts, a run without spaces as characters."""
-    stream: list[str] = []
-    for word in words:
-        stream += list(word[1:]) if len(word) > 1 and not _no_space(word[0][0]) else list(word)
-    return stream
+    return [atom for _, parts in words for atom in parts]
 
 
 def query_sequence(query: str) -> list[str]:
@@ -321,15 +318,9 @@ def query_sequence(query: str) -> list[str]:
     return _stream(atoms(query))
 
 
-def sequence_in(words: list[tuple[str, ...]], wanted: list[str]) -> bool:
+def sequence_in(words: list[tuple[str, tuple[str, ...]]], wanted: list[str]) -> bool:
     """Whether a line holds the query's atoms one after the other (a contiguous run of words)."""
-    stream, size = _stream(words), len(wanted)
-    first = wanted[0] if wanted else ""
-    return any(
-        stream[start : start + size] == wanted
-        for start in range(len(stream) - size + 1)
-        if stream[start] == first
-    )
+    return _in_row(_stream(words), wanted)
 
 
 # Where a text may hold atoms in a row: each atom literally, ignoring case, with nothing between
@@ -389,8 +380,6 @@ def holds_term(text: str, term: Term) -> bool:
 def holds_sequence(text: str, wanted: list[str]) -> bool:
     """Whether the text holds the query's atoms one after the other (JM-RANK-001): `sequence_in`
     on the words where that may be."""
-    if not wanted:
-        return False
     return any(sequence_in(atoms(piece), wanted) for piece in _pieces(text, tuple(wanted), True))
 
 

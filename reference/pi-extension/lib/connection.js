@@ -55,8 +55,8 @@ export class ServerConnection {
     return new Promise((resolve, reject) => {
       child.once("spawn", () => {
         try {
-          // Set before the server starts its indexing thread, which inherits it. Never above Pi's
-          // own priority: a Pi niced beyond SERVER_NICENESS keeps its server niced as much.
+          // Set before the server starts its indexing thread, which inherits it; never above Pi's
+          // own priority (a Pi run niced further than this keeps its server as nice).
           setPriority(/** @type {number} */ (child.pid), Math.max(SERVER_NICENESS, getPriority()));
         } catch {
           // Not permitted here: the server runs at Pi's priority, which is only slower for Pi.
