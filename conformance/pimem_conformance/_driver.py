@@ -198,6 +198,14 @@ def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path 
             if "mutate" in step:
                 workspace.mutate(step["mutate"])
                 continue
+            if "state_lacks" in step:
+                held = workspace.state_holding(step["state_lacks"])
+                if held:
+                    mismatch = Mismatch(
+                        "state_lacks", [], held, f"the state dir still holds {sorted(held)}: {held}"
+                    )
+                    run.failures.append(StepFailure(index, raw_step, (mismatch,)))
+                continue
             try:
                 step = _captured(step, responses)
             except LookupError as missing:

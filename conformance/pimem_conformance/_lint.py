@@ -363,6 +363,10 @@ def _check_steps(case: Case, problems: list[str], freed: set[int] | None = None)
     for index, step in enumerate(case.steps):
         if freed is not None and "expect" in step:
             _check_order(case, index, step["expect"], freed, problems)
+        if "state_lacks" in step and "expect" in step:
+            problems.append(
+                f"case {case.id} step {index}: a state check has no response to expect anything of"
+            )
         if "mutate" in step:
             if "expect" in step:
                 problems.append(
@@ -378,7 +382,7 @@ def _check_steps(case: Case, problems: list[str], freed: set[int] | None = None)
             except ValueError as exc:
                 problems.append(f"case {case.id} step {index}: {exc}")
                 continue
-            if source >= index or "mutate" in case.steps[source]:
+            if source >= index or "mutate" in case.steps[source] or "state_lacks" in case.steps[source]:
                 problems.append(
                     f"case {case.id} step {index}: {CAPTURE_KEY} {reference!r} names no earlier step "
                     "with a response"

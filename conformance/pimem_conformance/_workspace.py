@@ -104,7 +104,8 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        """`state/`, or the path `setup.state` names (say, a file: a state dir that cannot be used)."""
+        """`state/`, or the path `setup.state` names (a file: a state dir that cannot be used; nothing:
+        one that does not exist yet)."""
         return self.path(self.setup.get("state", "state"))
 
     def path(self, key: str) -> Path:
@@ -121,6 +122,18 @@ class Workspace:
             return self.agent_dir / "sessions" / encoded_cwd(self.setup["cwd"]) / "current.jsonl"
         session = self.setup["session"]
         return None if session is None else self.path(session)
+
+    def state_holding(self, texts: list[str]) -> dict[str, list[str]]:
+        """Which of these texts (their UTF-8 bytes) a file under the state dir holds: text -> the
+        files, relative to the workspace. Read by the runner, never asked of the implementation."""
+        found: dict[str, list[str]] = {}
+        files = sorted(path for path in self.state_dir.rglob("*") if path.is_file() and not path.is_symlink())
+        for path in files:
+            content = path.read_bytes()
+            for text in texts:
+                if text.encode("utf-8") in content:
+                    found.setdefault(text, []).append(str(path.relative_to(self.root)))
+        return found
 
     def open_workspace(self) -> dict[str, Any]:
         """The `workspace` object of an `open` request."""
@@ -157,8 +170,8 @@ class Workspace:
                 content = _lines_bytes(journal["lines"]) + journal.get("partial", "").encode("utf-8")
                 target.write_bytes(content)
             self._set_mtime(target, epoch_ns(journal.get("mtime", default_mtime)))
-        if not self.state_dir.exists():  # a case may make it a journal file instead
-            self.state_dir.mkdir(parents=True)
+        if "state" not in self.setup:  # a case's own path is left as it is: a journal file, or nothing
+            self.state_dir.mkdir(parents=True, exist_ok=True)
 
     @staticmethod
     def _set_mtime(target: Path, mtime_ns: int) -> None:

@@ -886,7 +886,7 @@ def _unparsable_times_newest(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         def epoch_ms(timestamp: str) -> int | None:
             ms: int | None = original(timestamp)
-            return _prepare.MAX_MS if ms is None else ms
+            return _time.MAX_MS if ms is None else ms
 
         return epoch_ms
 
@@ -1031,6 +1031,49 @@ def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
         return {"forgotten": {"kind": "session" if target in sessions else "entry", "id": target}}
 
     monkeypatch.setattr(_maintenance, "forget", forget)
+
+
+def _state_dir_must_exist(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index is made only in a state dir that exists already: no folder is created."""
+
+    def make(original: Any) -> Any:
+        def create(path: str) -> None:
+            if not os.path.isdir(os.path.dirname(path)):
+                raise FileNotFoundError(2, "No such file or directory", os.path.dirname(path))
+            original(path)
+
+        return create
+
+    _wrap(monkeypatch, _store, "_create", make)
+
+
+class _Unwiped:
+    """A connection that runs what hides (the rows' updates, the terms' deletes) and skips what wipes:
+    the secure delete, the FTS5 merge and the checkpoint of the write-ahead log."""
+
+    _WIPING = ("secure_delete", "optimize", "wal_checkpoint")
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        return iter(()) if any(word in sql for word in self._WIPING) else self.db.execute(sql, params)
+
+
+def _forget_leaves_terms_on_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget hides the entries, but their terms stay in free pages and in the write-ahead log."""
+
+    def make(original: Any) -> Any:
+        def hide_entries(store: Any, kind: str, key: str) -> None:
+            db, store._db = store._db, _Unwiped(store._db)
+            try:
+                original(store, kind, key)
+            finally:
+                store._db = db
+
+        return hide_entries
+
+    _wrap(monkeypatch, _store.Store, "hide_entries", make)
 
 
 def _forget_lost_on_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1321,7 +1364,7 @@ def _lease_taken_for_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _verify_reindexes_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     """A verify pass takes every journal's prefix for changed, and reindexes each in full."""
-    monkeypatch.setattr(_index, "prefix_digest", lambda path, end, max_line_bytes: b"changed!")
+    monkeypatch.setattr(_index, "prefix_digest", lambda path, end, max_line_bytes: "changed")
 
 
 def _markers_one_short(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1884,6 +1927,20 @@ BROKEN: tuple[Broken, ...] = (
         ("commands",),
         _ids("JM-CMD-012"),
         _forget_applied_once,
+    ),
+    Broken(
+        "state-dir-must-exist",
+        "the index is made only in a state dir that exists already",
+        ("indexing",),
+        _ids("JM-INDEX-310"),
+        _state_dir_must_exist,
+    ),
+    Broken(
+        "forget-leaves-terms-on-disk",
+        "forget hides the entries but leaves their terms in free pages and the write-ahead log",
+        ("commands",),
+        _ids("JM-CMD-014"),
+        _forget_leaves_terms_on_disk,
     ),
     Broken(
         "forget-ignored",

@@ -104,6 +104,12 @@ def test_case_faults(tmp_path: Path) -> None:
     mutation[0]["steps"].append({"mutate": {"op": "delete", "journal": "flat/none.jsonl"}, "expect": {}})
     found = problems(tmp_path / "c", mutation)
     assert any("never wrote" in p for p in found) and any("no response to expect" in p for p in found)
+    state_check = cases()
+    state_check[0]["steps"].append({"state_lacks": ["zebracorn"], "expect": {}})
+    state_check[0]["steps"].append({"tool": {"action": "read", "entryId": {"$from": "step1.details.id"}}})
+    found = problems(tmp_path / "e", state_check)
+    assert any("a state check has no response" in p for p in found)
+    assert any("names no earlier step with a response" in p for p in found)
 
 
 @pytest.mark.parametrize(

@@ -132,3 +132,14 @@ def test_symlink_and_fifo_create_new_paths(workspace: Workspace) -> None:
     assert stat.S_ISFIFO(workspace.path("flat/pipe.jsonl").stat().st_mode)
     with pytest.raises(CaseError, match="exists already"):
         workspace.mutate({"op": "fifo", "journal": KEY})
+
+
+def test_the_state_check_reads_every_file_under_the_state_dir(workspace: Workspace) -> None:
+    (workspace.state_dir / "deep").mkdir()
+    (workspace.state_dir / "index.db").write_bytes(b"\x00\x01zebracorn\x00")
+    (workspace.state_dir / "deep" / "log").write_text("mötley zebracorn", encoding="utf-8")
+    assert workspace.state_holding(["zebracorn", "mötley", "quokka"]) == {
+        "zebracorn": ["state/deep/log", "state/index.db"],
+        "mötley": ["state/deep/log"],
+    }
+    assert workspace.state_holding(["quokka"]) == {}

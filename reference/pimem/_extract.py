@@ -7,6 +7,7 @@ import itertools
 import json
 import re
 import shlex
+from collections.abc import Container
 from typing import Any, Literal, NamedTuple, get_args
 
 import orjson
@@ -264,7 +265,7 @@ def _message_text(message: dict[str, Any], kind: Kind, withheld: bool) -> str:
 
 
 def _entry_text(
-    obj: dict[str, Any], withheld_calls: set[str]
+    obj: dict[str, Any], withheld_calls: Container[str]
 ) -> tuple[Kind | None, str, str | None, str | None]:
     """(kind, text, role, tool name) of a line; kind None when the line is not an entry type."""
     kind = obj.get("type")
@@ -292,7 +293,7 @@ def _entry_text(
     return None, "", None, None
 
 
-def extract(obj: dict[str, Any], withheld_calls: set[str]) -> Extracted | None:
+def extract(obj: dict[str, Any], withheld_calls: Container[str]) -> Extracted | None:
     """The entry a parsed line with a string `id` carries (its callers check both), or None (header,
     metadata, empty text, unknown type or role)."""
     kind, text, role, tool = _entry_text(obj, withheld_calls)

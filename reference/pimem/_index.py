@@ -75,13 +75,9 @@ class Index:
             self.foreign = object()
         return self._known
 
-    def _note(self, path: str, state: tuple[int, int, int] | None) -> None:
-        """What this connection just wrote of a journal (None: its row is gone)."""
-        known = self.known()
-        if state is None:
-            known.pop(path, None)
-        else:
-            known[path] = state
+    def _note(self, path: str, state: tuple[int, int, int]) -> None:
+        """What this connection just wrote of a journal."""
+        self.known()[path] = state
         self.generation = object()
 
     def clear(self) -> None:
@@ -93,7 +89,7 @@ class Index:
 
     def forget_path(self, path: str) -> None:
         self.store.remove_journal(path)
-        self._note(path, None)
+        self._version = None  # its row is gone: `known` is read again
 
     def _rewritten(self, journal: Journal, state: FileState, header_hash: bytes, verify: bool) -> bool:
         """Tiered rewrite detection, cheapest signal first."""
@@ -234,7 +230,7 @@ class Index:
             added = self.store.add_lines(state.id, lines)
             self.store.add_withheld(state.id, new)
             last = prepared.last or (state.last_offset, state.last_length, state.last_hash)
-            digest = int.from_bytes(state.prefix_hash, "little") ^ prepared.digest
+            digest = int(state.prefix_hash) ^ prepared.digest
             more = prepared.start < prepared.end < journal.size
             # size and mtime say "indexed as it is" only once the pass is through (a pass cut short
             # by a crash must not look finished)
@@ -246,7 +242,7 @@ class Index:
                 mtime_ns=mtime,
                 header_hash=work.header_hash,
                 last=last,
-                prefix_hash=digest.to_bytes(8, "little"),
+                prefix_hash=str(digest),
                 skipped_lines=state.skipped_lines + prepared.skipped,
                 session_id=journal.session_id,
                 cwd=journal.cwd,

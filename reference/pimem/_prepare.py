@@ -22,7 +22,7 @@ from ._journals import parse_line, read_chunk, read_line_at
 from ._redact import Policy, redact_many, redaction_policy
 from ._store import Line
 from ._terms import index_text
-from ._time import DAY_MS, MAX_MS, canonical_shape, epoch_ms
+from ._time import DAY_MS, epoch_ms, is_canonical
 
 __all__ = [
     "Prepared",
@@ -34,7 +34,6 @@ __all__ = [
     "prepare",
 ]
 
-_DIGEST_MASK = (1 << 64) - 1
 # Lines per transaction: fewer commits (and FTS5 segments) against holding the write lock longer
 _BATCH_BYTES = 4 << 20
 
@@ -69,25 +68,27 @@ class Prepared:
 
 def _line_digest(offset: int, line: bytes) -> int:
     """A line's share of the prefix hash: the XOR of these over all lines, so that the prefix hash
-    of a journal prepared in pieces, in any order, is the same. Its CRC times the (odd-made) offset,
-    so that a line that moved counts as changed: CRCs alone are linear, and two equal-length lines
-    that swap places would cancel out. It detects edits, not adversaries."""
-    return zlib.crc32(line) * (2 * offset + 1) & _DIGEST_MASK
+    of a journal prepared in pieces, in any order, is the same. Its CRC times its offset, so that a
+    line that moved counts as changed: CRCs alone are linear, and two equal-length lines that swap
+    places would cancel out. The header, at offset 0, adds nothing: it has a hash of its own. It
+    detects edits, not adversaries."""
+    return zlib.crc32(line) * offset
 
 
 def _digest(lines: Iterable[tuple[int, bytes]]) -> int:
     return functools.reduce(operator.xor, (_line_digest(offset, line) for offset, line in lines), 0)
 
 
-def prefix_digest(path: str, end: int, max_line_bytes: int) -> bytes:
-    """The prefix hash of a journal's complete lines before byte `end`, read again from the file."""
+def prefix_digest(path: str, end: int, max_line_bytes: int) -> str:
+    """The prefix hash of a journal's complete lines before byte `end`, read again from the file, as
+    the index keeps it: decimal digits (past 2 GiB of journal it outgrows SQLite's integers)."""
     digest = position = 0
     while (
         position < end and (chunk := read_chunk(path, position, max_line_bytes, _BATCH_BYTES)).end > position
     ):
         digest ^= _digest(line for line in chunk.lines if line[0] < end)
         position = chunk.end
-    return digest.to_bytes(8, "little")
+    return str(digest)
 
 
 def line_moved(path: str, offset: int, length: int, digest: bytes) -> bool:
@@ -112,7 +113,6 @@ def prepare(task: Task) -> Prepared:
     """Read, parse, extract, redact and make the search terms of one batch of lines. Pure (no
     index): it runs in a worker process during large passes, in this one otherwise."""
     chunk = read_chunk(task.path, task.start, task.max_line_bytes, _BATCH_BYTES)
-    calls = set(task.withheld)
     found = Prepared(task.start, chunk.end, [], [], chunk.overlong, _digest(chunk.lines), None)
     texts: list[str] = []
     for offset, raw in chunk.lines:
@@ -122,21 +122,21 @@ def prepare(task: Task) -> Prepared:
         if not isinstance(obj, dict):
             found.skipped += 1
             continue
-        for call_id in sensitive_call_ids(obj):
-            calls.add(call_id)
-            found.sensitive.append(call_id)
+        # a result whose call is in this batch is withheld by the storer, as one whose call is in a
+        # batch prepared meanwhile
+        found.sensitive.extend(sensitive_call_ids(obj))
         entry_id = obj.get("id")
         if not isinstance(entry_id, str):
             continue
         try:
-            entry = extract(obj, calls)
+            entry = extract(obj, task.withheld)
         except RecursionError:  # tool-call arguments nested too deep to serialise
             found.skipped += 1
             continue
         parent, stamp = obj.get("parentId"), obj.get("timestamp")
         stamp = stamp if isinstance(stamp, str) else ""
         ms = epoch_ms(stamp) or 0
-        shown = None if canonical_shape(stamp) and 0 < ms < MAX_MS else stamp
+        shown = None if is_canonical(stamp, ms) else stamp
         parent = parent if isinstance(parent, str) else None
         line = Line(ms // DAY_MS, entry_id, parent, offset, len(raw), ms, shown)
         if entry is not None:

@@ -40,7 +40,7 @@ __all__ = [
     "Store",
 ]
 
-SCHEMA_VERSION = "pimem-8"
+SCHEMA_VERSION = "pimem-9"
 _BUSY_MS = 10_000
 _HOLDING_WALK = 25  # matches walked per rowid asked about, at most, before `holding` seeks instead
 # combining marks are word characters (JM-SEARCH-041); the text given is _terms.index_text's
@@ -52,7 +52,7 @@ CREATE TABLE files(
   id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, cwd TEXT NOT NULL,
   started TEXT NOT NULL, cursor INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
   header_hash BLOB NOT NULL, last_offset INTEGER NOT NULL, last_length INTEGER NOT NULL,
-  last_hash BLOB NOT NULL, prefix_hash BLOB NOT NULL,
+  last_hash BLOB NOT NULL, prefix_hash TEXT NOT NULL,
   skipped_lines INTEGER NOT NULL DEFAULT 0);
 -- Every line with an id: the tree that `around` walks. `kind` is NULL for a line that is no entry
 -- (or a forgotten one); only entries have terms. What only a shown entry needs (its role, tool
@@ -106,7 +106,7 @@ class FileState:
     last_offset: int
     last_length: int
     last_hash: bytes
-    prefix_hash: bytes
+    prefix_hash: str  # decimal digits (see _prepare.prefix_digest)
     skipped_lines: int
 
 
@@ -304,11 +304,13 @@ def _immediate(db: apsw.Connection) -> Iterator[None]:
 
 def _recreate(db: apsw.Connection) -> None:
     """Drop whatever schema is there and create ours: a schema change rebuilds, never migrates."""
-    tables = db.execute("SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")
-    names = [(name, sql or "") for name, sql in tables]
-    # virtual tables first: dropping one drops its shadow tables
-    for name, _ in sorted(names, key=lambda item: not item[1].upper().startswith("CREATE VIRTUAL")):
-        db.execute(f'DROP TABLE IF EXISTS "{name}"')
+    # a virtual table's shadow tables (FTS5's data, index, config) go with it
+    tables = db.execute(
+        "SELECT name FROM pragma_table_list WHERE schema='main' AND type IN ('table', 'virtual')"
+        " AND name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    for (name,) in tables:
+        db.execute(f'DROP TABLE "{name}"')
     db.execute(_SCHEMA)
     db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
 
@@ -430,7 +432,7 @@ class Store:
         """A journal's row before any batch: nothing indexed, its header the last line so far."""
         self._db.execute(
             "INSERT INTO files(path, session_id, cwd, started, cursor, size, mtime_ns, header_hash,"
-            " last_offset, last_length, last_hash, prefix_hash) VALUES(?,?,?,?,0,-1,-1,?,0,?,?,x'')",
+            " last_offset, last_length, last_hash, prefix_hash) VALUES(?,?,?,?,0,-1,-1,?,0,?,?,'0')",
             (
                 journal.path,
                 journal.session_id,
@@ -451,7 +453,7 @@ class Store:
         mtime_ns: int,
         header_hash: bytes,
         last: tuple[int, int, bytes],
-        prefix_hash: bytes,
+        prefix_hash: str,
         skipped_lines: int,
         session_id: str,
         cwd: str,

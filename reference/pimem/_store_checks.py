@@ -84,11 +84,12 @@ def indexed_journals(store: Store) -> list[IndexedJournal]:
 
 
 def pretend_newer_schema(store: Store, version: str) -> None:
-    """Leave the index as a newer version would: another schema marker, a table this version does
-    not know, and the entries table read as empty."""
+    """Leave the index as a newer version would: another schema marker, a table and an FTS5 table
+    (with its shadow tables) this version does not know, and the entries table read as empty."""
     with store.write():
         store._db.execute("UPDATE meta SET value=? WHERE key='schema'", (version,))
         store._db.execute("CREATE TABLE future_feature(payload TEXT)")
+        store._db.execute("CREATE VIRTUAL TABLE future_terms USING fts5(text)")
         store._db.execute("DELETE FROM entries")
 
 

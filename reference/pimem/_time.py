@@ -15,11 +15,11 @@ __all__ = [
     "DAY_SHIFT",
     "MAX_MS",
     "MIN_MS",
-    "canonical_shape",
     "canonical_timestamp",
     "day_of_rowid",
     "day_rowids",
     "epoch_ms",
+    "is_canonical",
     "iso_utc",
     "rowids_of_day",
 ]
@@ -43,9 +43,18 @@ def epoch_ms(timestamp: str) -> int | None:
     return min(max((moment - _EPOCH) // _ONE_MS, MIN_MS), MAX_MS)
 
 
-def canonical_shape(timestamp: str) -> bool:
-    """Whether it has the shape Pi writes (2026-11-20T10:00:00.000Z), checked without parsing."""
-    return len(timestamp) == 24 and timestamp[10] == "T" and timestamp[19] == "." and timestamp[23] == "Z"
+def is_canonical(timestamp: str, ms: int) -> bool:
+    """Whether `timestamp`, which `epoch_ms` made `ms`, is `canonical_timestamp(ms)`, checked without
+    rendering it: the shape Pi writes (2026-11-20T10:00:00.000Z) with a calendar date, not an ISO week
+    date (2026-W47-5), and a moment inside the range `ms` is clamped to."""
+    return (
+        len(timestamp) == 24
+        and timestamp[4] == timestamp[7] == "-"
+        and timestamp[10] == "T"
+        and timestamp[19] == "."
+        and timestamp[23] == "Z"
+        and MIN_MS < ms < MAX_MS
+    )
 
 
 def canonical_timestamp(ms: int) -> str:
