@@ -209,14 +209,14 @@ def _js_float(found: re.Match[str]) -> str:
     digits = "".join(map(str, digits_tuple)).rstrip("0")
     point = len(digits_tuple) + int(exponent)  # digits[:point] is the whole part
     sign = "-" if number < 0 else ""
-    if len(digits) <= point <= 21:
+    if not -6 < point <= 21:  # from 1e21 up, or below 1e-6
+        fraction = f".{digits[1:]}" if len(digits) > 1 else ""
+        return f"{sign}{digits[0]}{fraction}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+    if point >= len(digits):
         return sign + digits + "0" * (point - len(digits))
-    if 0 < point <= 21:
+    if point > 0:
         return f"{sign}{digits[:point]}.{digits[point:]}"
-    if -6 < point <= 0:
-        return f"{sign}0.{'0' * -point}{digits}"
-    fraction = f".{digits[1:]}" if len(digits) > 1 else ""
-    return f"{sign}{digits[0]}{fraction}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+    return f"{sign}0.{'0' * -point}{digits}"
 
 
 def _blocks(content: Any, images: bool, calls: bool = False) -> list[str]:
