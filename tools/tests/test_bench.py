@@ -282,6 +282,24 @@ def test_the_floor_yields_the_candidate_rowids_the_reference_ranks(tmp_path: Pat
         store.close()
 
 
+def test_a_cached_corpus_is_reused_only_while_the_generator_writes_the_same_probe(tmp_path: Path) -> None:
+    """A change to the generator's output, whatever module it is in, makes the cache be written
+    anew; an unchanged generator's corpus is reused. (The probe is the marker's record of that output.)"""
+    from pimem_tools.bench._corpus import ensure_corpus
+
+    first = ensure_corpus(tmp_path, 1_000_000, seed=7)
+    assert first.generation_seconds is not None
+    reused = ensure_corpus(tmp_path, 1_000_000, seed=7)
+    assert reused.generation_seconds is None and reused.journals == first.journals
+    marker = first.root / "bench-corpus.json"
+    written = json.loads(marker.read_text())
+    assert len(written["probe"]) == 64
+    marker.write_text(json.dumps({**written, "probe": "0" * 64}))  # as an older generator left it
+    again = ensure_corpus(tmp_path, 1_000_000, seed=7)
+    assert again.generation_seconds is not None
+    assert json.loads(marker.read_text())["probe"] == written["probe"]
+
+
 def _recheck_client(root: Path) -> Any:
     from pimem_conformance.journals import JournalWriter, entry_line, header_line
     from pimem_tools.bench._reference import ToolClient

@@ -2,25 +2,35 @@
 
 A corpus lives in `<repo>/.cache/bench-corpus-<bytes>-<seed>/` (git-ignored). A `bench-corpus.json`
 written after generation finishes marks it complete, so an interrupted generation is redone, never
-measured half-written.
+measured half-written. The marker also holds the digest of a small probe corpus of the same seed,
+written anew on every run: a cached corpus is reused only while the generator still writes those
+bytes, whatever module the change was in (its version number alone missed such changes).
+
+`warm` reads a corpus once, so that every timed pass reads it from the page cache, as the stage
+pass and the FTS5 ceiling do: a first pass then measures the reference, not how cold the disk was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import io
 import json
 import os
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
-__all__ = ["Corpus", "ensure_corpus"]
+__all__ = ["Corpus", "ensure_corpus", "probe_digest", "warm"]
 
 _MARKER = "bench-corpus.json"
+_PROBE_BYTES = 3_000_000  # enough for every kind of entry and every script the generator writes
+_READ_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -63,27 +73,53 @@ def _layout(root: Path) -> tuple[Path | None, tuple[Path, ...], tuple[Path, ...]
     return (next(iter(agent_dirs)) if agent_dirs else None), flat, journals
 
 
-def _complete(root: Path, generator: int) -> bool:
+def _generate(root: Path, size: int, seed: int) -> None:
+    from pimem_tools.fixtures._scale import write_scale_corpus
+
+    with contextlib.redirect_stdout(io.StringIO()):  # it prints its statistics; ours is the report
+        write_scale_corpus(root, size, seed, progress=False)
+
+
+@functools.cache  # one probe per seed and run, for every size of the curve
+def probe_digest(seed: int) -> str:
+    """The sha256 of the journals (names and bytes) the generator writes today for a small corpus
+    of `seed`."""
+    digest = hashlib.sha256()
+    with tempfile.TemporaryDirectory(prefix="pimem-bench-probe-") as temp:
+        root = Path(temp)
+        _generate(root, _PROBE_BYTES, seed)
+        for journal in sorted(root.rglob("*.jsonl")):
+            digest.update(journal.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(journal.read_bytes())
+    return digest.hexdigest()
+
+
+def _complete(root: Path, generator: int, probe: str) -> bool:
     marker = root / _MARKER
-    return marker.is_file() and orjson.loads(marker.read_bytes()).get("generator") == generator
+    if not marker.is_file():
+        return False
+    written = orjson.loads(marker.read_bytes())
+    return bool(written.get("generator") == generator and written.get("probe") == probe)
 
 
 def ensure_corpus(cache_dir: Path, size: int, seed: int) -> Corpus:
-    """The corpus of `size` bytes and `seed`: reused when the same generator wrote it completely."""
-    from pimem_tools.fixtures._scale import GENERATOR_VERSION, write_scale_corpus
+    """The corpus of `size` bytes and `seed`: reused when it was written completely by a generator
+    that still writes the same probe corpus."""
+    from pimem_tools.fixtures._scale import GENERATOR_VERSION
 
     root = cache_dir / f"bench-corpus-{size}-{seed}"
     generation_seconds: float | None = None
-    if not _complete(root, GENERATOR_VERSION):
+    probe = probe_digest(seed)
+    if not _complete(root, GENERATOR_VERSION, probe):
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
         started = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):  # it prints its statistics; ours is the report
-            write_scale_corpus(root, size, seed, progress=False)
+        _generate(root, size, seed)
         generation_seconds = time.perf_counter() - started
         agent_dir, flat, journals = _layout(root)
         marker = {
             "generator": GENERATOR_VERSION,
+            "probe": probe,
             "bytes": sum(p.stat().st_size for p in journals),
             "journals": len(journals),
             "seconds": round(generation_seconds, 1),
@@ -102,3 +138,11 @@ def ensure_corpus(cache_dir: Path, size: int, seed: int) -> Corpus:
         flat,
         generation_seconds,
     )
+
+
+def warm(corpus: Corpus) -> None:
+    """Read every journal of the corpus once (into the page cache)."""
+    for journal in corpus.journals:
+        with journal.open("rb", buffering=0) as handle:
+            while handle.read(_READ_BYTES):
+                pass

@@ -28,7 +28,7 @@ import orjson
 
 from pimem_tools.bench import _reference
 from pimem_tools.bench._ceiling import run_stage_pass
-from pimem_tools.bench._corpus import Corpus, ensure_corpus
+from pimem_tools.bench._corpus import Corpus, ensure_corpus, warm
 from pimem_tools.bench._git import RESULTS_RELPATH, MeasuredTrees, measured_trees
 from pimem_tools.bench._latency import (
     RECHECK_SAMPLES,
@@ -243,6 +243,7 @@ def _measure_point(
     size = f"{corpus.bytes / MB:,.0f} MB"
     state_dir = work / f"state-{corpus.requested_bytes}"
     state_dir.mkdir(parents=True)
+    warm(corpus)  # as the stage pass and the ceiling read theirs: from the page cache
     _say(f"{size}: first-pass indexing of {len(corpus.journals):,} journals")
     indexed = _reference.run_pimem(
         _reference.index_argv(corpus, state_dir), _reference.isolated_env(state_dir)
