@@ -14,7 +14,9 @@ import concurrent.futures
 import contextlib
 import functools
 import multiprocessing
+import multiprocessing.connection
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -123,6 +125,19 @@ def outcome(batch: Future[T], again: Callable[[], Future[T]]) -> T:
         return again().result()
 
 
+def _end_with_the_storing_process() -> None:
+    """In a worker, first thing: end this process once the process that started it has ended. A
+    worker left alone would wait for tasks forever: it holds the writing end of its task queue too."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_end_once_ready, args=(parent.sentinel,), daemon=True).start()
+
+
+def _end_once_ready(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)  # nothing of a task is worth keeping: the storing process is gone
+
+
 @contextlib.contextmanager
 def preparing(pending_bytes: int) -> Iterator[Executor | None]:
     """Worker processes to prepare batches in, when a pass has enough to do to repay starting them
@@ -131,7 +146,11 @@ def preparing(pending_bytes: int) -> Iterator[Executor | None]:
         yield None
         return
     try:
-        pool = ProcessPoolExecutor(_WORKERS, mp_context=multiprocessing.get_context("spawn"))
+        pool = ProcessPoolExecutor(
+            _WORKERS,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_end_with_the_storing_process,
+        )
     except OSError:  # no processes to be had here (a sandbox): this one prepares everything
         yield None
         return

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import subprocess
+import sys
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -90,6 +93,44 @@ def test_a_batch_whose_worker_died_is_prepared_again_here() -> None:
     died: Future[int] = Future()
     died.set_exception(BrokenProcessPool("the worker died"))
     assert outcome(died, lambda: INLINE.submit(threading.get_ident)) == threading.get_ident()
+
+
+# A storing process that starts its workers, has one prove it runs, and is then killed (as kill -9
+# or the OOM killer end it): nothing of its own gets to shut the workers down.
+_KILLED_STORER = """
+import os, signal
+from pimem._workers import BULK_BYTES, preparing
+with preparing(BULK_BYTES) as pool:
+    print(pool.submit(os.getpid).result(), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether the process exists and is no zombie (an orphan's zombie waits for whoever reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_worker_ends_once_its_storing_process_has_died() -> None:
+    if not Path("/proc/self/stat").exists():
+        raise AssertionError("this test reads /proc: run it on Linux")
+    # the worker holds the storer's stdout too: read its line, not up to the end
+    argv = [sys.executable, "-c", _KILLED_STORER]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as storer:
+        assert storer.stdout is not None
+        worker = int(storer.stdout.readline())
+        assert storer.wait(60) == -9
+        assert worker != storer.pid
+    deadline = time.monotonic() + 30
+    while _running(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _running(worker):
+        os.kill(worker, 9)
+        raise AssertionError(f"worker {worker} outlived its storing process by 30 s")
 
 
 def _journals(tmp_path: Path) -> list[Journal]:
