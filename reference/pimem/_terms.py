@@ -226,6 +226,16 @@ def split_terms(query: str) -> list[str]:
     return terms
 
 
+def _without_marks_after(term: str) -> str:
+    """A term of a script without spaces without the combining marks from outside the table that
+    end it (a term holds such marks only at its end: a character of the table after one starts a
+    new term). The index keeps them out of the run, so the run's grams are the term's without them."""
+    end = len(term)
+    while _mark(term[end - 1]) and not _no_space(term[end - 1]):
+        end -= 1
+    return term[:end]
+
+
 def _mark(char: str) -> bool:
     return unicodedata.category(char)[0] == "M"
 
@@ -257,14 +267,17 @@ def query_terms(query: str) -> list[Term]:
     terms = []
     for text in split_terms(query):
         if _no_space(text[0]):
-            units = [unit.lower() for unit in _units(text)]
+            run = _without_marks_after(text)
+            units = [unit.lower() for unit in _units(run)]
+            held = tuple(unit.lower() for unit in _units(text))  # the marks after it too
+            marked = run != text  # the index holds no such mark in a run: the line is checked
             if len(units) == 1:  # the pairs it starts, or itself ending a run; a bare letter's
                 # prefix also finds it carrying a mark, so in a script with marks they are checked
                 markable = _markable_letter().match(text) is not None
-                terms.append(Term(text, _quote(units[0]) + " *", tuple(units), markable))
+                terms.append(Term(text, _quote(units[0]) + " *", held, markable or marked))
                 continue
             grams = [a + b for a, b in itertools.pairwise(units)]
-            terms.append(Term(text, " AND ".join(map(_quote, grams)), tuple(units), len(units) > 2))
+            terms.append(Term(text, " AND ".join(map(_quote, grams)), held, len(units) > 2 or marked))
             continue
         parts = _parts(text) if text.isascii() else []
         if len(parts) > 1:
