@@ -465,7 +465,13 @@ _VENDOR_TOKENS = (
         lead=16,
         case_sensitive=True,
     ),
-    _token("twilio-api-key", r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", ("SK",), case_sensitive=True),
+    # SK and its first hex digit: `SK` alone is in every TASK and SKIP, a third of all keyword hits
+    _token(
+        "twilio-api-key",
+        r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])",
+        tuple(f"SK{digit}" for digit in "0123456789abcdefABCDEF"),
+        case_sensitive=True,
+    ),
     _token(
         "twitter-bearer-token", r"A{22}[A-Za-z0-9%]{80,100}", ("AAAAAAAAAAAAAAAAAAAAAA",), case_sensitive=True
     ),
