@@ -39,11 +39,13 @@ def reference_outcomes() -> Outcomes:
 
 
 def _runs(broken: Broken, case: Case) -> bool:
-    """Whether a broken implementation runs a case: those of its areas, and of the corpus cases (2,000
+    """Whether a broken implementation runs a case: of its areas, those of the requirements it breaks
+    and the must_not cases (the two tests below judge nothing else), and of the corpus cases (2,000
     secrets planted through the protocol) only those of the requirements it breaks."""
+    breaks = bool(broken.violates & set(case.requirements))
     if case.id.startswith(CORPUS_CASE_PREFIX):
-        return bool(broken.violates & set(case.requirements))
-    return case.area in broken.areas
+        return breaks
+    return case.area in broken.areas and (breaks or case.polarity == "must_not")
 
 
 @pytest.fixture(scope="module")
