@@ -65,3 +65,8 @@ def make_spec(
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def report_outcomes(report: Path) -> dict[str, str]:
+    """Case id -> outcome, from a run's report."""
+    return {line["id"]: line["outcome"] for line in read_lines(report) if line["type"] == "case"}

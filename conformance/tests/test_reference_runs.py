@@ -8,16 +8,13 @@ import sys
 from pathlib import Path
 
 from pimem_conformance import main
-from suite_kit import read_lines
+from suite_kit import read_lines, report_outcomes
 
 
-def outcomes(report: Path) -> dict[str, str]:
-    return {line["id"]: line["outcome"] for line in read_lines(report) if line["type"] == "case"}
-
-
-def test_in_process_and_subprocess_reference_agree_case_by_case(tmp_path: Path) -> None:
-    in_process, served = tmp_path / "in-process.jsonl", tmp_path / "served.jsonl"
-    main(["run", "--impl", "reference", "--validate-adapter", "-q", "--report", str(in_process)])
+def test_in_process_and_subprocess_reference_agree_case_by_case(
+    reference_report: Path, tmp_path: Path
+) -> None:
+    served = tmp_path / "served.jsonl"
     main(
         [
             "run",
@@ -29,7 +26,7 @@ def test_in_process_and_subprocess_reference_agree_case_by_case(tmp_path: Path) 
             str(served),
         ]
     )
-    assert outcomes(in_process) == outcomes(served)
+    assert report_outcomes(reference_report) == report_outcomes(served)
     assert read_lines(served)[0]["implementation"]["name"] == "pimem"
 
 

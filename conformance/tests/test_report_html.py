@@ -114,13 +114,12 @@ def _run_reference(report: Path, *selection: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def ci_reports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Path]]:
+def ci_reports(tmp_path_factory: pytest.TempPathFactory, reference_report: Path) -> Iterator[list[Path]]:
     folder = tmp_path_factory.mktemp("ci-reports")
     node = shutil.which("node")
     if node is None:
         pytest.fail("node is not installed: CI's report includes the Node example")
-    reports = [folder / "reference.jsonl", folder / "minimal-adapter.jsonl"]
-    _run_reference(reports[0])
+    reports = [reference_report, folder / "minimal-adapter.jsonl"]
     main(["run", "--impl", f"{node} {NODE_EXAMPLE}", "--report", str(reports[1]), "-q"])
     for name, selection in CI_BROKEN.items():
         broken = next(item for item in BROKEN if item.name == name)
