@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from pimem_conformance import main
+
+NODE_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "minimal-adapter.mjs"
 
 
 @pytest.fixture(scope="session")
@@ -15,3 +18,16 @@ def reference_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     report = tmp_path_factory.mktemp("reference-run") / "reference.jsonl"
     main(["run", "--impl", "reference", "--validate-adapter", "-q", "--report", str(report)])
     return report
+
+
+@pytest.fixture(scope="session")
+def node_example_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    """The exit code and report of one run of every scored case against the Node example
+    (`conformance/examples/minimal-adapter.mjs`), validating every message, made once for the
+    tests that only read it."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not installed: the Node example cannot run")
+    report = tmp_path_factory.mktemp("node-example-run") / "minimal-adapter.jsonl"
+    run = ["run", "--impl", f"{node} {NODE_EXAMPLE}", "--validate-adapter", "-q"]
+    return main([*run, "--report", str(report)]), report

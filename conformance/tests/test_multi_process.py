@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import sys
 from pathlib import Path
 
@@ -22,7 +23,9 @@ HOST = Path(__file__).with_name("broken_host.py")
 LEASE_REQUIREMENT = "JM-BACKFILL-020"
 
 
+@functools.cache
 def _backfill_cases() -> list[Case]:
+    """Loaded once (a load reads and checks 765 cases); callers only read the list."""
     return [case for case in load_cases() if case.profile == "backfill"]
 
 

@@ -14,9 +14,8 @@ NODE = shutil.which("node")
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed; the Node example cannot run")
-def test_the_minimal_node_adapter_fails_cases_but_is_never_broken(tmp_path: Path) -> None:
-    report = tmp_path / "report.jsonl"
-    code = main(["run", "--impl", f"{NODE} {EXAMPLE}", "--validate-adapter", "--report", str(report), "-q"])
+def test_the_minimal_node_adapter_fails_cases_but_is_never_broken(node_example_run: tuple[int, Path]) -> None:
+    code, report = node_example_run
     assert code == 1
     lines = read_lines(report)
     schemas = load_schemas()

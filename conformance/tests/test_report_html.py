@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from suite_kit import faux_command, make_spec, read_lines, search_case
 
 REPO = Path(__file__).resolve().parents[2]
 CI_PAGE = REPO / ".cache" / "report" / "index.html"
-NODE_EXAMPLE = REPO / "conformance" / "examples" / "minimal-adapter.mjs"
 # Each broken implementation runs the cases of what it breaks, not the whole suite again: the
 # page still shows four implementations, and the corpus table what the leaky one lets through.
 CI_BROKEN = {"like-prefix-scope": "scope", "secrets-indexed": "corpus-secret-g*"}
@@ -114,13 +112,11 @@ def _run_reference(report: Path, *selection: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def ci_reports(tmp_path_factory: pytest.TempPathFactory, reference_report: Path) -> Iterator[list[Path]]:
+def ci_reports(
+    tmp_path_factory: pytest.TempPathFactory, reference_report: Path, node_example_run: tuple[int, Path]
+) -> Iterator[list[Path]]:
     folder = tmp_path_factory.mktemp("ci-reports")
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is not installed: CI's report includes the Node example")
-    reports = [reference_report, folder / "minimal-adapter.jsonl"]
-    main(["run", "--impl", f"{node} {NODE_EXAMPLE}", "--report", str(reports[1]), "-q"])
+    reports = [reference_report, node_example_run[1]]
     for name, selection in CI_BROKEN.items():
         broken = next(item for item in BROKEN if item.name == name)
         reports.append(folder / f"broken-{name}.jsonl")
