@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from pimem_conformance import main
+from suite_kit import required_node
 
 NODE_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "minimal-adapter.mjs"
 
@@ -25,9 +25,7 @@ def node_example_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Pat
     """The exit code and report of one run of every scored case against the Node example
     (`conformance/examples/minimal-adapter.mjs`), validating every message, made once for the
     tests that only read it."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is not installed: the Node example cannot run")
+    node = required_node("the Node example cannot run")
     report = tmp_path_factory.mktemp("node-example-run") / "minimal-adapter.jsonl"
     run = ["run", "--impl", f"{node} {NODE_EXAMPLE}", "--validate-adapter", "-q"]
     return main([*run, "--report", str(report)]), report

@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pimem_conformance import spec_dir
 from pimem_conformance.journals import header_line
 
 FAUX = Path(__file__).with_name("fauxmplementation.py")
 HEADER = header_line("s1", "/home/u/app", "2026-11-20T09:00:00.000Z")
 JOURNAL_KEY = "agent/sessions/--home-u-app--/s1.jsonl"
+
+
+def required_node(why: str) -> str:
+    """The path of `node`; else a skip, which is a failure under CI=true (there, everything runs)."""
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"node is not installed (CI=true: this test must run): {why}")
+        pytest.skip(f"node is not installed: {why}")
+    return node
 
 
 def faux_command(mode: str = "ok") -> str:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 from pimem_conformance import REPORT_SCHEMA_ID, load_schemas, repo_root
+from suite_kit import required_node
 
 ROOT = repo_root()
-NODE = shutil.which("node")
 
 
 def _run(argv: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -86,8 +86,8 @@ def test_the_installed_suite_passes_the_installed_reference(installed: Path, tmp
     assert [problem for line in lines for problem in schemas.errors(REPORT_SCHEMA_ID, line)] == []
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed; the Node example cannot run")
 def test_the_installed_suite_judges_the_node_example(installed: Path, tmp_path: Path) -> None:
+    node = required_node("the Node example cannot run")
     assert ROOT is not None
     example = ROOT / "conformance" / "examples" / "minimal-adapter.mjs"
     result = _run(
@@ -95,7 +95,7 @@ def test_the_installed_suite_judges_the_node_example(installed: Path, tmp_path: 
             str(installed / "pimem-conformance"),
             "run",
             "--impl",
-            f"{NODE} {example}",
+            f"{node} {example}",
             "-q",
             "--validate-adapter",
         ],
@@ -166,10 +166,7 @@ def test_the_readme_pimem_section_runs_as_written(installed: Path, tmp_path: Pat
 
 
 def test_the_readme_test_your_own_implementation_runs_as_written(installed: Path, tmp_path: Path) -> None:
-    if NODE is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("node is missing on CI: the README's Node adapter cannot run")
-        pytest.skip("node is not installed; the README's Node adapter cannot run")
+    required_node("the README's Node adapter cannot run")
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
