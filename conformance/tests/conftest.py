@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 from pimem_conformance import main
-from suite_kit import required_node
-
-NODE_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "minimal-adapter.mjs"
+from suite_kit import NODE_EXAMPLE, required_node
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ from pimem_conformance.journals import header_line
 FAUX = Path(__file__).with_name("fauxmplementation.py")
 HEADER = header_line("s1", "/home/u/app", "2026-11-20T09:00:00.000Z")
 JOURNAL_KEY = "agent/sessions/--home-u-app--/s1.jsonl"
+NODE_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "minimal-adapter.mjs"
 
 
 def required_node(why: str) -> str:
@@ -80,6 +81,6 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def report_outcomes(report: Path) -> dict[str, str]:
-    """Case id -> outcome, from a run's report."""
-    return {line["id"]: line["outcome"] for line in read_lines(report) if line["type"] == "case"}
+def outcomes(lines: list[dict[str, Any]]) -> dict[str, str]:
+    """Case id -> outcome, from a run's report lines."""
+    return {line["id"]: line["outcome"] for line in lines if line["type"] == "case"}

@@ -24,7 +24,7 @@ from pimem_conformance import (
     run_cases,
     spec_dir,
 )
-from suite_kit import report_outcomes
+from suite_kit import outcomes, read_lines
 
 Outcomes = dict[str, str]  # case id -> outcome
 
@@ -45,7 +45,7 @@ def cases() -> list[Case]:
 def reference_outcomes(reference_report: Path, cases: list[Case]) -> Outcomes:
     """The reference's outcome of every case: the scored ones from the shared run of the whole
     suite, the withdrawn ones (which broken implementations run too) here."""
-    scored = report_outcomes(reference_report)
+    scored = outcomes(read_lines(reference_report))
     return {**_run(ProtocolServer, [case for case in cases if case.id not in scored]), **scored}
 
 

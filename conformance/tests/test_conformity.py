@@ -14,8 +14,8 @@ from pimem_conformance import (
     manifest_mismatches,
     parameter_differences,
 )
-from suite_kit import search_case
-from test_runner import outcomes, run
+from suite_kit import outcomes, search_case
+from test_runner import run
 
 
 def _spec_parameters() -> dict[str, Any]:

@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pimem_conformance import REPORT_SCHEMA_ID, load_schemas, main
-from suite_kit import read_lines, required_node
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "minimal-adapter.mjs"
+from suite_kit import NODE_EXAMPLE, read_lines, required_node
 
 
 def test_the_minimal_node_adapter_fails_cases_but_is_never_broken(node_example_run: tuple[int, Path]) -> None:
@@ -26,7 +24,7 @@ def test_the_minimal_node_adapter_passes_every_protocol_case(tmp_path: Path) -> 
     node = required_node("the Node example cannot run")
     # Whoever copies the example inherits no protocol fault: every protocol case, adapter envelopes checked.
     report = tmp_path / "report.jsonl"
-    run = ["run", "--impl", f"{node} {EXAMPLE}", "--validate-adapter", "-k", "protocol-*", "-q"]
+    run = ["run", "--impl", f"{node} {NODE_EXAMPLE}", "--validate-adapter", "-k", "protocol-*", "-q"]
     assert main([*run, "--report", str(report)]) == 0
     cases = [line for line in read_lines(report) if line["type"] == "case"]
     assert len(cases) >= 10 and {line["outcome"] for line in cases} == {"pass"}

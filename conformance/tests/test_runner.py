@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from pimem_conformance import REPORT_SCHEMA_ID, freeze_release, load_cases, load_schemas, main
-from suite_kit import faux_command, make_spec, read_lines, search_case
+from suite_kit import faux_command, make_spec, outcomes, read_lines, search_case
 
 PASSING = search_case("finds-both", "alpha beta", ["alpha", "beta"])
 FAILING = search_case("finds-one", "alpha beta", ["alpha"])
@@ -25,10 +25,6 @@ def run(
         ["run", "--spec", str(spec), "--impl", faux_command(mode), "--report", str(report), "-q", *args]
     )
     return code, read_lines(report)
-
-
-def outcomes(lines: list[dict[str, Any]]) -> dict[str, str]:
-    return {line["id"]: line["outcome"] for line in lines if line["type"] == "case"}
 
 
 def test_clean_run_exits_0_and_the_report_validates(tmp_path: Path) -> None:
