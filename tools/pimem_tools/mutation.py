@@ -508,26 +508,26 @@ def run_mutant(module: str, source: str, timeout: float = 180, cases: Sequence[s
 _IMPORT = "(import)"
 
 
-def _statement_lines(tree: ast.AST) -> dict[int, int]:
-    """For each node's id, the first line of the innermost statement holding it (what a trace
-    records for a statement spread over several lines)."""
-    lines: dict[int, int] = {}
+def statement_starts(source: str) -> dict[int, int]:
+    """For each line of `source`, the first line of the innermost statement spanning it: a trace
+    records the line that ran (a condition's second line), a mutant names its statement's first."""
+    starts: dict[int, int] = {}
 
-    def visit(node: ast.AST, line: int) -> None:
-        line = node.lineno if isinstance(node, ast.stmt) else line
-        lines[id(node)] = line
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.stmt):  # before its children, which hold statements of their own
+            decorators = getattr(node, "decorator_list", [])  # above a def's own first line
+            first = min([node.lineno, *(decorator.lineno for decorator in decorators)])
+            starts.update(dict.fromkeys(range(first, (node.end_lineno or node.lineno) + 1), node.lineno))
         for child in ast.iter_child_nodes(node):
-            visit(child, line)
+            visit(child)
 
-    visit(tree, 0)
-    return lines
+    visit(ast.parse(source))
+    return starts
 
 
 def statement_of(mutant: Mutant) -> int:
     """The first line of the statement a mutant changes."""
-    tree = ast.parse(_source(mutant.module))
-    node = list(_sites(tree))[mutant.index][0]
-    return _statement_lines(tree)[id(node)]
+    return statement_starts(_source(mutant.module))[mutant.line]
 
 
 @dataclass(frozen=True)
@@ -579,14 +579,20 @@ def _trace_cases() -> Coverage:
     for path in data.measured_files():
         module = files.get(str(Path(path).resolve()))
         if module is not None:
-            by_line = data.contexts_by_lineno(path)
-            lines[module] = {line: sorted(set(contexts)) for line, contexts in by_line.items()}
+            starts = statement_starts(_source(module))
+            by_statement: dict[int, set[str]] = {}
+            for line, contexts in data.contexts_by_lineno(path).items():
+                by_statement.setdefault(starts.get(line, line), set()).update(contexts)
+            lines[module] = {line: sorted(contexts) for line, contexts in by_statement.items()}
     return Coverage(_git("rev-parse", "HEAD:reference"), lines, seconds)
+
+
+_TRACE_FORM = b"by statement"  # how a trace keys its lines: a change here traces anew
 
 
 def _coverage_file(tree: str) -> Path:
     """The trace's file: traced anew for another reference tree, module set or set of cases."""
-    traced = hashlib.sha256(",".join(CORE_MODULES).encode())
+    traced = hashlib.sha256(",".join(CORE_MODULES).encode() + _TRACE_FORM)
     for path in sorted((REPO / "spec" / "cases").glob("*.json")):
         traced.update(path.read_bytes())
     return REPO / ".cache" / "mutation" / f"coverage-{tree[:12]}-{traced.hexdigest()[:12]}.json"

@@ -35,6 +35,8 @@ from pimem_tools.mutation import (
     load_equivalents,
     mutants,
     planted_source,
+    statement_of,
+    statement_starts,
 )
 
 
@@ -62,6 +64,16 @@ def test_a_memo_size_is_no_mutation_site_but_other_integers_are() -> None:
     assert "@functools.lru_cache(maxsize=512)" in (REPO / "reference" / "pimem" / "_terms.py").read_text()
     assert not [mutant for mutant in found if "lru_cache" in mutant.text]
     assert [mutant for mutant in found if mutant.operator == "int"]
+
+
+def test_a_traced_line_counts_for_the_statement_it_belongs_to() -> None:
+    # a trace records the line that ran: a condition's second line, never the `while (` above it
+    code = "while (\n    a\n):\n    b\n@cache\ndef f():\n    return [\n        1,\n    ]\n"
+    assert statement_starts(code) == {1: 1, 2: 1, 3: 1, 4: 4, 5: 6, 6: 6, 7: 7, 8: 7, 9: 7}
+    source = (REPO / "reference" / "pimem" / "_prepare.py").read_text(encoding="utf-8")
+    condition = next(m for m in mutants("_prepare") if m.text.startswith("position < end"))
+    assert condition.line != statement_of(condition)
+    assert statement_starts(source)[condition.line] == statement_of(condition)
 
 
 def test_the_equivalents_are_within_the_cap_each_with_a_reason_and_name_todays_mutants() -> None:
