@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from pimem_conformance import REPORT_SCHEMA_ID, load_schemas, repo_root
-from suite_kit import required_node
+from suite_kit import NODE_EXAMPLE, required_node
 
 ROOT = repo_root()
 
@@ -88,14 +88,12 @@ def test_the_installed_suite_passes_the_installed_reference(installed: Path, tmp
 
 def test_the_installed_suite_judges_the_node_example(installed: Path, tmp_path: Path) -> None:
     node = required_node("the Node example cannot run")
-    assert ROOT is not None
-    example = ROOT / "conformance" / "examples" / "minimal-adapter.mjs"
     result = _run(
         [
             str(installed / "pimem-conformance"),
             "run",
             "--impl",
-            f"{node} {example}",
+            f"{node} {NODE_EXAMPLE}",
             "-q",
             "--validate-adapter",
         ],
