@@ -812,6 +812,25 @@ def _echo_uncapped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_tool, "echo", lambda value: json.dumps(value, default=str))
 
 
+def _echo_cut_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a value is shown as its first 12 characters (quotes included), however short the value is
+    _wrap(monkeypatch, _tool, "echo", lambda original: lambda value: original(value)[:12])
+
+
+def _error_names_unquoted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a tool error's message writes parameter names (and every other quoted text) without quotes
+    def make(original: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        def answer(error: Exception, *args: Any) -> dict[str, Any]:
+            result = original(error, *args)
+            if isinstance(error, _errors.ToolError):
+                result["error"]["message"] = result["error"]["message"].replace('"', "")
+            return result
+
+        return answer
+
+    _wrap(monkeypatch, _tool, "protocol_answer", make)
+
+
 # ---- summaries ----------------------------------------------------------------------------------
 
 
@@ -1853,6 +1872,20 @@ BROKEN: tuple[Broken, ...] = (
         ("tool",),
         _ids("JM-TOOL-111"),
         _echo_uncapped,
+    ),
+    Broken(
+        "echo-cut-short",
+        "error messages show at most 12 characters of a value, so a short wrong value is not seen whole",
+        ("tool",),
+        _ids("JM-TOOL-111"),
+        _echo_cut_short,
+    ),
+    Broken(
+        "error-names-unquoted",
+        "tool error messages name parameters without double quotes",
+        ("tool",),
+        _ids("JM-TOOL-112"),
+        _error_names_unquoted,
     ),
     Broken(
         "outputs-not-redacted",
