@@ -112,16 +112,20 @@ def is_sensitive_path(path: str) -> bool:
     )
 
 
-# Shell operators that end a simple command, and those whose next word is a redirection target.
-_COMMAND_ENDS = {"|", "||", "&&", ";", "&", "|&", "(", ")"}
-_REDIRECTS = {">", ">>", "<", "<<", "<<<", ">&", "&>", ">|"}
+# An operator is a run of these characters outside quotes (a line break included); a redirection
+# operator's next word is its target, and every other operator ends a simple command.
+_OPERATOR_CHARS = "();<>|&\n"
+_REDIRECTS = {">", ">>", "<", "<<", "<<<", ">&", "&>", "&>>", ">|"}
 
 
 def _paged_paths(command: str) -> list[str]:
     """Every file a `cat|head|tail|less [options] <path>...` of the command line shows, in any of its
-    simple commands (a pipeline, a list, `sudo` before it); unparsable quoting shows none."""
+    simple commands (a pipeline, a list, a line, `sudo` before it); unparsable quoting shows none.
+    `#` is an ordinary character: a comment's words count as operands, which can only withhold more."""
     try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=_OPERATOR_CHARS)
+        lexer.whitespace = " \t\r"  # a line break is an operator, not a space
+        lexer.commenters = ""
         lexer.whitespace_split = True
         words = list(lexer)
     except ValueError:
@@ -129,7 +133,7 @@ def _paged_paths(command: str) -> list[str]:
     paths: list[str] = []
     simple: list[str] = []
     for word in [*words, ";"]:
-        if word not in _COMMAND_ENDS:
+        if word in _REDIRECTS or not word or word.strip(_OPERATOR_CHARS):
             simple.append(word)
             continue
         while simple and simple[0] == "sudo":
