@@ -610,6 +610,11 @@ def _marks_split_words(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _query, "analysed_terms", lambda original: lambda q: original(_without_marks(q)))
 
 
+def _harakat_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arabic harakat are kept as marks of their word, so البيانات and البَيَانَاتِ are two words."""
+    monkeypatch.setattr(_terms, "_HARAKAT", re.compile("(?!)"))
+
+
 def _newest_first_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
     """Relevance picks the results, but recency orders them (what a recency-first design shows)."""
 
@@ -1697,6 +1702,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-041"),
         _marks_split_words,
+    ),
+    Broken(
+        "harakat-kept",
+        "Arabic harakat count as marks of their word instead of being ignored",
+        ("search",),
+        _ids("JM-SEARCH-041"),
+        _harakat_kept,
     ),
     Broken(
         "newest-first-ranking",
