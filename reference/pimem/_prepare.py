@@ -22,7 +22,7 @@ from ._journals import parse_line, read_chunk, read_line_at
 from ._redact import Policy, redact_many, redaction_policy
 from ._store import Line
 from ._terms import index_text
-from ._time import DAY_MS, epoch_ms, is_canonical
+from ._time import DAY_MS, entry_ms, is_canonical
 
 __all__ = [
     "Prepared",
@@ -135,7 +135,7 @@ def prepare(task: Task) -> Prepared:
             continue
         parent, stamp = obj.get("parentId"), obj.get("timestamp")
         stamp = stamp if isinstance(stamp, str) else ""
-        ms = epoch_ms(stamp) or 0
+        ms = entry_ms(stamp)
         shown = None if is_canonical(stamp, ms) else stamp
         parent = parent if isinstance(parent, str) else None
         line = Line(ms // DAY_MS, entry_id, parent, offset, len(raw), ms, shown)

@@ -8,6 +8,7 @@ doclists five times bigger).
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "canonical_timestamp",
     "day_of_rowid",
     "day_rowids",
+    "entry_ms",
     "epoch_ms",
     "is_canonical",
     "iso_utc",
@@ -41,6 +43,20 @@ def epoch_ms(timestamp: str) -> int | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return min(max((moment - _EPOCH) // _ONE_MS, MIN_MS), MAX_MS)
+
+
+# The one form of an entry's timestamp that is read as a time (JM-JOURNAL-020): an extended calendar
+# date and time with seconds, an optional fraction and an optional zone. A week or ordinal date, the
+# basic format, a space for `T` or a time without seconds is no time (fromisoformat takes them all).
+_ENTRY_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?", re.ASCII)
+
+
+def entry_ms(timestamp: str) -> int:
+    """An entry's timestamp as milliseconds since 1970, clamped; 0 (1970) when it is not in the form
+    JM-JOURNAL-020 reads."""
+    if not _ENTRY_TIMESTAMP.fullmatch(timestamp):
+        return 0
+    return epoch_ms(timestamp) or 0
 
 
 def is_canonical(timestamp: str, ms: int) -> bool:
