@@ -1055,6 +1055,15 @@ def _lease_in_process_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_maintenance, "current_lease", current)
 
 
+def _index_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each process keeps its own index file in the state dir (named by its process id)."""
+
+    def index_path(self: Any) -> str:
+        return self.config.index_path or os.path.join(self.config.state_dir, f"index-{os.getpid()}.sqlite")
+
+    monkeypatch.setattr(_memory.Memory, "index_path", property(index_path))
+
+
 def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     def forget(memory: Any, target: str) -> dict[str, Any]:  # answers as if done, does nothing
         sessions = {journal.session_id for journal in memory.discover().journals}
@@ -2090,6 +2099,13 @@ BROKEN: tuple[Broken, ...] = (
         ("backfill",),
         _ids("JM-BACKFILL-020"),
         _no_lease,
+    ),
+    Broken(
+        "index-per-process",
+        "each process keeps its own index in the state dir, so one finds nothing another indexed",
+        ("backfill",),
+        _ids("JM-BACKFILL-021"),
+        _index_per_process,
     ),
     Broken(
         "lease-in-process-memory",
