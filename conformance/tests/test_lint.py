@@ -158,6 +158,44 @@ def test_an_invalid_schema_is_reported(tmp_path: Path) -> None:
     assert any("bad.schema.json: not a valid JSON Schema" in p for p in lint_spec(spec).problems)
 
 
+@pytest.mark.parametrize(
+    ("name", "edit", "expected"),
+    [
+        (
+            "details-search.schema.json",
+            lambda schema: schema["properties"]["results"]["items"].update(additionalProperties=False),
+            "schemas/details-search.schema.json: /properties/results/items forbids unnamed properties",
+        ),
+        (
+            "protocol/tool-response.schema.json",
+            lambda schema: schema.update(unevaluatedProperties=False),
+            "schemas/protocol/tool-response.schema.json: / forbids unnamed properties",
+        ),
+        (
+            "tool-parameters.schema.json",
+            lambda schema: schema.pop("additionalProperties"),
+            "schemas/tool-parameters.schema.json: must forbid properties it does not name",
+        ),
+        (
+            "protocol/open-request.schema.json",
+            lambda schema: schema.pop("unevaluatedProperties"),
+            "schemas/protocol/open-request.schema.json: must forbid properties it does not name",
+        ),
+    ],
+)
+def test_answer_schemas_stay_open_and_what_is_sent_stays_closed(
+    tmp_path: Path, name: str, edit: Any, expected: str
+) -> None:
+    spec = make_spec(tmp_path, cases(), documents={"search.md": DOC}, ledger=LEDGER)
+    assert not any("unnamed properties" in p for p in lint_spec(spec).problems)
+    (spec / "schemas").unlink()
+    shutil.copytree(spec_dir() / "schemas", spec / "schemas")
+    schema = json.loads((spec / "schemas" / name).read_text())
+    edit(schema)
+    (spec / "schemas" / name).write_text(json.dumps(schema))
+    assert any(problem.startswith(expected) for problem in lint_spec(spec).problems), lint_spec(spec).problems
+
+
 def frozen_spec(tmp_path: Path) -> Path:
     spec = make_spec(tmp_path, cases(), documents={"search.md": DOC}, ledger=LEDGER)
     (spec / "README.md").write_text("**Spec version: 0.1.0.**\n")
