@@ -38,6 +38,8 @@ from pimem_conformance._report import (
     read_report,
     render_summary,
     report_lines,
+    scored_release,
+    spec_label,
     spec_version,
     summarise,
     utc_now,
@@ -63,8 +65,11 @@ def last_report_path() -> Path:
     return Path(cache, "pimem-conformance", "last-report.jsonl")
 
 
-def version_line() -> str:
-    return f"pimem-conformance {__version__} (spec {spec_version()}, adapter protocol {PROTOCOL_VERSION})"
+def version_line(spec_folder: Path | None = None) -> str:
+    """The suite's own version (it changes when the runner's rules change), the spec release it
+    scores by default (`(open)` until it is frozen), and the adapter protocol."""
+    spec = spec_label(*scored_release(spec_folder, None))
+    return f"pimem-conformance {__version__} (spec {spec}, adapter protocol {PROTOCOL_VERSION})"
 
 
 def _selection() -> argparse.ArgumentParser:
@@ -275,6 +280,7 @@ def _run(options: argparse.Namespace) -> int:
         validate_adapter=options.validate_adapter,
         baseline=str(options.baseline) if options.baseline else None,
         spec=options.spec,
+        as_of=options.as_of,
     )
     lines = report_lines(settings, run, started=started, exit_code=exit_code, coverage=percent)
     if options.report:
