@@ -158,20 +158,26 @@ def _fixture_names(bodies: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def _case_files(bodies: list[tuple[str, dict[str, Any]]]) -> dict[str, bytes]:
-    """Case bodies (area, body) as case files `cases/<area>.json`, in the order given."""
+    """Case bodies (area, body) as case files `cases/<area>.json`, in the order given, one compact
+    body per line (a snapshot of big generated cases stays small, and a diff names the case)."""
     by_area: dict[str, list[dict[str, Any]]] = {}
     for area, body in bodies:
         by_area.setdefault(area, []).append(body)
     files: dict[str, bytes] = {}
     for area, cases in by_area.items():
-        content = {"area": area, "cases": cases}
-        try:  # readable where it can be; a lone surrogate (a case about one) is written escaped
-            text = json.dumps(content, indent=2, ensure_ascii=False) + "\n"
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:
-            data = (json.dumps(content, indent=2) + "\n").encode("ascii")
-        files[f"cases/{area}.json"] = data
+        lines = ",\n".join(_compact(body) for body in cases)
+        files[f"cases/{area}.json"] = f'{{"area": {json.dumps(area)}, "cases": [\n{lines}\n]}}\n'.encode()
     return files
+
+
+def _compact(body: dict[str, Any]) -> str:
+    """One body as one line; readable where it can be, a lone surrogate (a case about one) escaped."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(body, separators=(",", ":"))
+    return text
 
 
 def write_snapshot(
