@@ -24,13 +24,22 @@ from pimem_conformance._console import describe_report_line
 from pimem_conformance._coverage import ReferenceCoverage
 from pimem_conformance._lint import LintReport, lint_spec, render_lint
 from pimem_conformance._paths import examples_dir, spec_dir
-from pimem_conformance._releases import freeze_release, release_case_ids, release_notes, scored
+from pimem_conformance._releases import (
+    freeze_release,
+    release_case_ids,
+    release_notes,
+    release_requirements,
+    release_spec,
+    scored,
+)
 from pimem_conformance._report import (
     XPASS_MESSAGE,
     RunSettings,
     read_report,
     render_summary,
     report_lines,
+    scored_release,
+    spec_label,
     spec_version,
     summarise,
     utc_now,
@@ -56,8 +65,11 @@ def last_report_path() -> Path:
     return Path(cache, "pimem-conformance", "last-report.jsonl")
 
 
-def version_line() -> str:
-    return f"pimem-conformance {__version__} (spec {spec_version()}, adapter protocol {PROTOCOL_VERSION})"
+def version_line(spec_folder: Path | None = None) -> str:
+    """The suite's own version (it changes when the runner's rules change), the spec release it
+    scores by default (`(open)` until it is frozen), and the adapter protocol."""
+    spec = spec_label(*scored_release(spec_folder, None))
+    return f"pimem-conformance {__version__} (spec {spec}, adapter protocol {PROTOCOL_VERSION})"
 
 
 def _selection() -> argparse.ArgumentParser:
@@ -125,7 +137,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--as-of",
         metavar="VERSION",
-        help="score only the cases of frozen spec release VERSION (later cases are not scored)",
+        help="judge by frozen spec release VERSION: its case bodies against its schemas, as frozen "
+        "(cases added later are not scored; the runner's own rules are this suite's)",
     )
     run.add_argument(
         "--validate-adapter",
@@ -181,7 +194,8 @@ def _parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--freeze",
         metavar="VERSION",
-        help="write spec/releases/VERSION.json (requirement levels, case hashes) for the spec's version",
+        help="freeze the spec's version: write spec/releases/VERSION.json (requirement levels, case, "
+        "schema and fixture hashes) and spec/releases/VERSION/ (the case bodies and schemas)",
     )
     return parser
 
@@ -211,17 +225,21 @@ def _run(options: argparse.Namespace) -> int:
     except BaselineError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    schemas = load_schemas(options.spec)
+    spec = options.spec or spec_dir()
     all_cases = load_cases(options.spec)
-    cases = _selected(all_cases, options)
+    judged_by = spec  # the spec folder whose case bodies and schemas the run judges by
+    requirements = None  # those of the release judged; None: the spec now
     if options.as_of:
-        released = release_case_ids(options.spec or spec_dir(), options.as_of)
-        later = [case.id for case in cases if case.id not in released]
-        cases = [case for case in cases if case.id in released]
+        requirements = release_requirements(spec, options.as_of)
+        released = release_case_ids(spec, options.as_of)  # ValueError: no such release
+        judged_by = release_spec(spec, options.as_of)
+        later = [case.id for case in _selected(all_cases, options) if case.id not in released]
         if later:
             print(f"not scored as of spec {options.as_of} (added later): {len(later)} case(s)")
         if not options.pattern and not options.profile:
-            print("\n".join(release_notes(options.spec or spec_dir(), options.as_of, all_cases)))
+            print("\n".join(release_notes(spec, options.as_of, all_cases)))
+    schemas = load_schemas(judged_by)
+    cases = _selected(load_cases(judged_by) if options.as_of else all_cases, options)
     withdrawn = [case.id for case in cases if not scored(case, options.as_of)]
     cases = [case for case in cases if scored(case, options.as_of)]
     if withdrawn:
@@ -243,11 +261,12 @@ def _run(options: argparse.Namespace) -> int:
             cases,
             schemas,
             baseline=baseline,
-            suite_case_ids={case.id for case in all_cases},
+            suite_case_ids={case.id for case in all_cases} | {case.id for case in cases},
             max_errors=options.max_errors,
             seed=options.seed,
             workdir=Path(workdir),
             on_result=None if options.quiet else _progress,
+            requirements=requirements,
         )
     if not options.quiet:
         print()
@@ -261,6 +280,7 @@ def _run(options: argparse.Namespace) -> int:
         validate_adapter=options.validate_adapter,
         baseline=str(options.baseline) if options.baseline else None,
         spec=options.spec,
+        as_of=options.as_of,
     )
     lines = report_lines(settings, run, started=started, exit_code=exit_code, coverage=percent)
     if options.report:

@@ -5,7 +5,9 @@
 - a manifest's `memory_context` parameters declare what `tool-parameters.schema.json` declares:
   the same properties with the same types, enum values, bounds and required keys (JM-TOOL-020).
 
-A violation is an ordinary step mismatch, so it fails the case it happens in.
+A violation is an ordinary step mismatch, so it fails the case it happens in. Each check holds
+a requirement of spec 0.2.0 (JM-TOOL-021, JM-TOOL-020): a run as of a release without it
+(`run --as-of 0.1.0`) leaves it out, as that release's cases were judged without it.
 """
 
 from __future__ import annotations
@@ -15,31 +17,42 @@ from typing import Any
 from pimem_conformance._expect import Mismatch
 from pimem_conformance._schemas import SCHEMA_ID_PREFIX, SchemaSet
 
-__all__ = ["TOOL_PARAMETERS_SCHEMA_ID", "manifest_mismatches", "response_mismatches"]
+__all__ = [
+    "PARAMETERS_REQUIREMENT",
+    "SCHEMA_REQUIREMENT",
+    "TOOL_PARAMETERS_SCHEMA_ID",
+    "manifest_mismatches",
+    "response_mismatches",
+]
+
+SCHEMA_REQUIREMENT = "JM-TOOL-021"  # every details and error validates, whatever a case expects
+PARAMETERS_REQUIREMENT = "JM-TOOL-020"  # every manifest declares tool-parameters' parameters
 
 TOOL_PARAMETERS_SCHEMA_ID = f"{SCHEMA_ID_PREFIX}tool-parameters"
 ERROR_SCHEMA_ID = f"{SCHEMA_ID_PREFIX}error"
 _TOOL_ACTIONS = ("search", "read", "summaries", "around")
-# The first word of a /memory command's args -> the schema of its details (commands.md's table).
+# The first word of a /memory command's args -> the schemas of its details (commands.md's table),
+# the first that the judging schema set defines: spec 0.1.0 had no details-index (index and
+# rebuild answered "as status"), so a run as of 0.1.0 judges them by its details-status.
 _COMMAND_SCHEMAS = {
-    "status": "details-status",
-    "index": "details-index",
-    "rebuild": "details-index",
-    "gc": "details-gc",
-    "forget": "details-forget",
+    "status": ("details-status",),
+    "index": ("details-index", "details-status"),
+    "rebuild": ("details-index", "details-status"),
+    "gc": ("details-gc",),
+    "forget": ("details-forget",),
 }
 # The keywords of a parameter that the manifest must state as the spec's schema does.
 _DECLARED = ("type", "enum", "const", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
 
 
-def _details_schema(kind: str, request: dict[str, Any], details: Any) -> str | None:
+def _details_schema(kind: str, request: dict[str, Any], details: Any, schemas: SchemaSet) -> str | None:
     """The `$id` of the schema `details` must satisfy, or None when the spec names none."""
     if kind == "tool":
         action = details.get("action") if isinstance(details, dict) else None
         return f"{SCHEMA_ID_PREFIX}details-{action}" if action in _TOOL_ACTIONS else None
     words = str(request.get("args", "")).split()
-    name = _COMMAND_SCHEMAS.get(words[0]) if words else None
-    return f"{SCHEMA_ID_PREFIX}{name}" if name else None
+    names = _COMMAND_SCHEMAS.get(words[0], ()) if words else ()
+    return next((f"{SCHEMA_ID_PREFIX}{n}" for n in names if schemas.has(f"{SCHEMA_ID_PREFIX}{n}")), None)
 
 
 def response_mismatches(
@@ -52,7 +65,7 @@ def response_mismatches(
         problems = schemas.errors(ERROR_SCHEMA_ID, {"error": response["error"]})
         return [_schema_mismatch("error", ERROR_SCHEMA_ID, problems)] if problems else []
     details = response.get("details")
-    schema_id = _details_schema(kind, request, details)
+    schema_id = _details_schema(kind, request, details, schemas)
     if schema_id is None:
         if kind == "tool":
             return [

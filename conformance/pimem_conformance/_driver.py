@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pimem_conformance._adapter import Adapter
 from pimem_conformance._cases import Case, CaseError
-from pimem_conformance._conformity import manifest_mismatches, response_mismatches
+from pimem_conformance._conformity import (
+    PARAMETERS_REQUIREMENT,
+    SCHEMA_REQUIREMENT,
+    manifest_mismatches,
+    response_mismatches,
+)
 from pimem_conformance._connector import AdapterError
 from pimem_conformance._expect import (
     CAPTURE_KEY,
@@ -163,21 +169,36 @@ def _peers(adapter: Adapter, case: Case) -> list[Adapter]:
     return adapters
 
 
-def _always_checked(request: dict[str, Any], response: dict[str, Any], schemas: SchemaSet) -> list[Mismatch]:
-    """What every response must satisfy whatever its step expects (see `_conformity`)."""
+def _always_checked(
+    request: dict[str, Any], response: dict[str, Any], schemas: SchemaSet, requirements: Set[str] | None
+) -> list[Mismatch]:
+    """What every response must satisfy whatever its step expects (see `_conformity`), when the
+    judged release holds the requirement (`requirements` None: the spec now, which holds all)."""
     cmd = request.get("cmd")
     if cmd in ("tool", "command") and request.get("name") in (TOOL_NAME, COMMAND_NAME):
+        if requirements is not None and SCHEMA_REQUIREMENT not in requirements:
+            return []
         return response_mismatches(str(cmd), request, response, schemas)
     if cmd == "manifest" and response.get("errored") is not True:
+        if requirements is not None and PARAMETERS_REQUIREMENT not in requirements:
+            return []
         return manifest_mismatches(response, schemas)
     return []
 
 
-def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path | None = None) -> CaseRun:
+def run_case(
+    adapter: Adapter,
+    case: Case,
+    schemas: SchemaSet,
+    *,
+    workdir: Path | None = None,
+    requirements: Set[str] | None = None,
+) -> CaseRun:
     """Run every step of `case` in a fresh workspace; an AdapterError ends the case as `error`.
 
     Steps after a failing step still run (a baseline may list single steps), and instances are
-    closed whatever happened.
+    closed whatever happened. `requirements` are the requirement IDs of the release judged
+    (`run --as-of`); None judges by the spec now.
     """
     root = Path(tempfile.mkdtemp(prefix=f"pimem-{case.id[:40]}-", dir=workdir or scratch_dir()))
     run = CaseRun()
@@ -217,7 +238,7 @@ def run_case(adapter: Adapter, case: Case, schemas: SchemaSet, *, workdir: Path 
             request, response = _send(adapters[step.get("process", 0)], step, default_instance)
             responses[index] = response
             expect = step.get("expect")
-            mismatches = _always_checked(request, response, schemas)
+            mismatches = _always_checked(request, response, schemas, requirements)
             if expect is not None or "error" in response:
                 schema_target = "details" if "tool" in step or "command" in step else None
                 mismatches += check_expectation(

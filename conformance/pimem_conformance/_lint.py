@@ -19,7 +19,11 @@
 - every number a MUST sentence states (a limit, a length, a period) has a live case tagged
   `boundary` that cites the requirement, or the requirement says why not (`Boundaries: <reason>`);
 - a step that expects two or more ids says how they are ordered: `order` pairs, `"as_listed"`, or
-  `"unspecified"` with `order_freed_by`, the README's implementation-defined item that frees it.
+  `"unspecified"` with `order_freed_by`, the README's implementation-defined item that frees it;
+- answers grow: the answer schemas (details, the tool error, protocol responses) close no object
+  (no `additionalProperties`/`unevaluatedProperties` false), so an implementation of a later
+  release still validates against an earlier one's; the tool's parameters and every protocol
+  request stay closed.
 """
 
 from __future__ import annotations
@@ -496,6 +500,57 @@ def _check_schemas(spec: Path, problems: list[str]) -> None:
             problems.append(f"{path.relative_to(spec)}: not a valid JSON Schema: {problem}")
 
 
+# Answers: a later release adds fields to them, so they close no object. What the model or the
+# runner sends (the tool's parameters, protocol requests) stays closed.
+_ANSWER_SCHEMAS = (
+    "details-*.schema.json",
+    "error.schema.json",
+    "protocol/*-response.schema.json",
+    "protocol/common.schema.json",
+)
+_CLOSED_SCHEMAS = ("tool-parameters.schema.json", "protocol/*-request.schema.json")
+_CLOSERS = ("additionalProperties", "unevaluatedProperties")
+
+
+def _closed_at(value: Any, where: str = "") -> Iterator[str]:
+    """The JSON pointer of every object schema that forbids properties it does not name."""
+    if isinstance(value, dict):
+        if any(value.get(key) is False for key in _CLOSERS):
+            yield where or "/"
+        for key, item in value.items():
+            yield from _closed_at(item, f"{where}/{key}")
+    elif isinstance(value, list):
+        for number, item in enumerate(value):
+            yield from _closed_at(item, f"{where}/{number}")
+
+
+def _check_answers_open(spec: Path, problems: list[str]) -> None:
+    """Answer schemas stay open; the tool's parameters and the protocol requests stay closed."""
+    folder = spec / "schemas"
+    for pattern in _ANSWER_SCHEMAS:
+        for path in sorted(folder.glob(pattern)):
+            try:
+                schema = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                continue  # reported by the metaschema check
+            for where in _closed_at(schema):
+                problems.append(
+                    f"{path.relative_to(spec)}: {where} forbids unnamed properties; answer schemas stay "
+                    "open, so that a later release can add fields (spec/README.md, Versions)"
+                )
+    for pattern in _CLOSED_SCHEMAS:
+        for path in sorted(folder.glob(pattern)):
+            try:
+                schema = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                continue
+            if not isinstance(schema, dict) or not any(schema.get(key) is False for key in _CLOSERS):
+                problems.append(
+                    f"{path.relative_to(spec)}: must forbid properties it does not name "
+                    '("additionalProperties": false): what the model or the runner sends stays closed'
+                )
+
+
 def lint_spec(spec: Path) -> LintReport:
     requirements = [r for document in sorted(spec.glob("*.md")) for r in parse_requirements(document)]
     problems: list[str] = []
@@ -507,6 +562,7 @@ def lint_spec(spec: Path) -> LintReport:
     _check_schema_refs(spec, cases, problems)
     ledger = _check_ledger(spec, requirements, problems)
     _check_schemas(spec, problems)
+    _check_answers_open(spec, problems)
     levels = {requirement.id: requirement.level for requirement in requirements}
     changes = check_releases(spec, ledger, levels, cases, problems)
     return LintReport(requirements, cases, problems, changes)

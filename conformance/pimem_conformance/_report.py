@@ -17,6 +17,7 @@ from pimem_conformance import __version__
 from pimem_conformance._adapter import PROTOCOL_VERSION
 from pimem_conformance._corpus_cases import corpus_tally
 from pimem_conformance._paths import spec_dir
+from pimem_conformance._releases import is_frozen
 from pimem_conformance._runner import OUTCOMES, CaseResult, RunResult
 from pimem_conformance._schemas import SCHEMA_ID_PREFIX, SchemaSet
 
@@ -28,6 +29,7 @@ __all__ = [
     "read_report",
     "render_summary",
     "report_lines",
+    "spec_label",
     "spec_version",
     "summarise",
     "utc_now",
@@ -48,6 +50,19 @@ def spec_version(spec: Path | None = None) -> str:
     return found.group(1) if found else "unknown"
 
 
+def spec_label(version: str, frozen: bool | None) -> str:
+    """How a report names the spec release it scored: `0.2.0`, or `0.2.0 (open)` while no
+    `releases/0.2.0.json` freezes it (its cases may still change)."""
+    return version if frozen is not False else f"{version} (open)"
+
+
+def scored_release(spec: Path | None, as_of: str | None) -> tuple[str, bool]:
+    """The spec release a run scores (the `--as-of` version, else the one spec/README.md states)
+    and whether it is frozen."""
+    version = as_of or spec_version(spec)
+    return version, is_frozen(spec or spec_dir(), version)
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -63,14 +78,18 @@ class RunSettings:
     validate_adapter: bool = False
     baseline: str | None = None
     spec: Path | None = None  # None: the spec shipped with the suite
+    as_of: str | None = None  # the frozen release judged by (run --as-of)
 
 
 def header_line(settings: RunSettings, run: RunResult, started: str) -> dict[str, Any]:
     implementation = run.handshake
+    version, frozen = scored_release(settings.spec, settings.as_of)
     return {
         "type": "header",
         "suite": {"name": "pimem-conformance", "version": __version__},
-        "spec_version": spec_version(settings.spec),
+        "spec_version": version,
+        "spec_frozen": frozen,
+        "as_of": settings.as_of,
         "protocol": PROTOCOL_VERSION,
         "impl": settings.impl,
         "implementation": implementation.as_json() if implementation is not None else None,
@@ -227,6 +246,8 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "implementation": header.get("implementation"),
         "spec_version": header.get("spec_version"),
+        "spec_frozen": header.get("spec_frozen"),
+        "suite_version": (header.get("suite") or {}).get("version"),
         "totals": {outcome: totals.get(outcome, 0) for outcome in OUTCOMES},
         "requirements": {req: rollup(by_requirement[req]) for req in sorted(by_requirement)},
         "profiles": {profile: rollup(by_profile[profile]) for profile in sorted(by_profile)},
@@ -286,7 +307,10 @@ def render_summary(summary: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(summary, indent=2, ensure_ascii=False)
     implementation = summary["implementation"] or {"name": "(adapter never started)", "version": "?"}
-    title = f"{implementation['name']} {implementation['version']} against spec {summary['spec_version']}"
+    spec = spec_label(str(summary["spec_version"]), summary.get("spec_frozen"))
+    title = f"{implementation['name']} {implementation['version']} against spec {spec}"
+    if summary.get("suite_version"):
+        title += f" (pimem-conformance {summary['suite_version']})"
     totals = ", ".join(f"{count} {outcome}" for outcome, count in summary["totals"].items() if count)
     if fmt == "markdown":
         rows = [

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+from pimem_conformance._report import spec_label
 from pimem_conformance._runner import OUTCOMES
 
 __all__ = ["badge_svg", "badge_text", "page_data", "render_page"]
@@ -36,7 +37,10 @@ def scored(lines: list[dict[str, Any]]) -> tuple[int, int]:
 
 
 def _as_of(header: dict[str, Any]) -> str:
-    return str(header.get("as_of") or header.get("spec_version") or "unknown")
+    """The spec release the report scored, `(open)` while it was not frozen."""
+    return spec_label(
+        str(header.get("as_of") or header.get("spec_version") or "unknown"), header.get("spec_frozen")
+    )
 
 
 def _steps(case: dict[str, Any]) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import get_args
@@ -171,8 +171,10 @@ def run_cases(
     seed: int | None = None,
     workdir: Path | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
+    requirements: Set[str] | None = None,
 ) -> RunResult:
     """Run `cases` (shuffled when `seed` is given); restart the adapter after every adapter error.
+    `requirements`: those of the release judged (`run --as-of`), None for the spec now.
 
     After `max_errors` consecutive adapter errors the remaining cases are `not_run`, so a hung
     adapter costs at most `max_errors` timeouts. Baseline entries naming no case of the suite
@@ -190,7 +192,9 @@ def run_cases(
                 case, "not_run", reason=f"stopped after {consecutive_errors} consecutive adapter errors"
             )
         else:
-            result = judge_case(adapter, case, schemas, baseline=baseline, workdir=workdir)
+            result = judge_case(
+                adapter, case, schemas, baseline=baseline, workdir=workdir, requirements=requirements
+            )
             run.implementation = adapter.implementation
             if result.run is not None and result.run.error is not None:
                 consecutive_errors += 1
@@ -216,17 +220,20 @@ def judge_case(
     *,
     baseline: Baseline | None = None,
     workdir: Path | None = None,
+    requirements: Set[str] | None = None,
 ) -> CaseResult:
     """One case, judged as `run_cases` and the pytest plugin both judge it: the adapter (re)started
     when none is running (after an adapter error, the next case gets a fresh one), not_applicable
     when its profile is not claimed, its steps, then the baseline (whole cases and single steps)."""
-    result = _judged(adapter, case, schemas, workdir)
+    result = _judged(adapter, case, schemas, workdir, requirements)
     if baseline is not None and result.run is not None:
         _apply_baseline(result, baseline)
     return result
 
 
-def _judged(adapter: Adapter, case: Case, schemas: SchemaSet, workdir: Path | None) -> CaseResult:
+def _judged(
+    adapter: Adapter, case: Case, schemas: SchemaSet, workdir: Path | None, requirements: Set[str] | None
+) -> CaseResult:
     if adapter.implementation is None:
         try:
             adapter.restart()
@@ -235,7 +242,7 @@ def _judged(adapter: Adapter, case: Case, schemas: SchemaSet, workdir: Path | No
     assert adapter.implementation is not None
     if case.profile not in adapter.implementation.profiles:
         return CaseResult(case, "not_applicable", reason=f"profile {case.profile!r} is not claimed")
-    case_run = run_case(adapter, case, schemas, workdir=workdir)
+    case_run = run_case(adapter, case, schemas, workdir=workdir, requirements=requirements)
     if case_run.error is not None:
         adapter.implementation = None
     return CaseResult(case, case_run.outcome, run=case_run)

@@ -2025,10 +2025,10 @@ BROKEN: tuple[Broken, ...] = (
     ),
     Broken(
         "unasked-details-invalid",
-        "a read of an unknown id carries a field details-read does not have",
+        "a read of an unknown id carries text, which only a read that found its entry has",
         ("tool",),
         _ids("JM-TOOL-021"),
-        _details_with(_tool, "read", "not_found", {"hint": "try a search"}),
+        _details_with(_tool, "read", "not_found", {"text": "try a search"}),
     ),
     Broken(
         "around-without-candidates",

@@ -12,8 +12,9 @@ Modes: ok, crash (exit on the first tool call), crash-on-WORD (exit when a query
 hang, garbage (non-JSON on stdout), invalid-json (a truncated object), wrong-protocol,
 errored (answers every tool call with `errored`), bad-seq, bad-shape (tool responses without
 `content`, caught only by --validate-adapter), profiles-PROFILE+PROFILE (claims these profiles),
-loose-details (search details with a field details-search does not have), empty-error-message
-(a tool error whose message is empty).
+loose-details (search details with a field details-search does not have: a later release's
+field, which answers may carry), mistyped-details (search details whose `truncated` is a string),
+empty-error-message (a tool error whose message is empty).
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ class FakeServer:
         details = _search_details(query, words)
         if self.mode == "loose-details":
             details["rank"] = 1.0
+        if self.mode == "mistyped-details":
+            details["truncated"] = "no"
         if self.mode == "bad-shape":
             return {"seq": seq, "details": details}
         return {"seq": seq, "content": [{"type": "text", "text": query}], "details": details}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,28 @@ def required_node(why: str) -> str:
             pytest.fail(f"node is not installed (CI=true: this test must run): {why}")
         pytest.skip(f"node is not installed: {why}")
     return node
+
+
+def required_commit(commit: str, why: str) -> Path:
+    """The checkout's root, whose git history holds `commit`; else a skip (no git, no history, a
+    shallow clone), which is a failure under CI=true (there, everything runs)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        found = subprocess.run(
+            ["git", "-C", str(root), "cat-file", "-e", f"{commit}^{{commit}}"],
+            capture_output=True,
+            timeout=30,
+        )
+        missing = found.returncode != 0
+    except (OSError, subprocess.SubprocessError):
+        missing = True
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(
+                f"commit {commit} is not in this checkout's history (CI=true: this test must run): {why}"
+            )
+        pytest.skip(f"commit {commit} is not in this checkout's history: {why}")
+    return root
 
 
 def faux_command(mode: str = "ok") -> str:

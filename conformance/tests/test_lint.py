@@ -158,6 +158,44 @@ def test_an_invalid_schema_is_reported(tmp_path: Path) -> None:
     assert any("bad.schema.json: not a valid JSON Schema" in p for p in lint_spec(spec).problems)
 
 
+@pytest.mark.parametrize(
+    ("name", "edit", "expected"),
+    [
+        (
+            "details-search.schema.json",
+            lambda schema: schema["properties"]["results"]["items"].update(additionalProperties=False),
+            "schemas/details-search.schema.json: /properties/results/items forbids unnamed properties",
+        ),
+        (
+            "protocol/tool-response.schema.json",
+            lambda schema: schema.update(unevaluatedProperties=False),
+            "schemas/protocol/tool-response.schema.json: / forbids unnamed properties",
+        ),
+        (
+            "tool-parameters.schema.json",
+            lambda schema: schema.pop("additionalProperties"),
+            "schemas/tool-parameters.schema.json: must forbid properties it does not name",
+        ),
+        (
+            "protocol/open-request.schema.json",
+            lambda schema: schema.pop("unevaluatedProperties"),
+            "schemas/protocol/open-request.schema.json: must forbid properties it does not name",
+        ),
+    ],
+)
+def test_answer_schemas_stay_open_and_what_is_sent_stays_closed(
+    tmp_path: Path, name: str, edit: Any, expected: str
+) -> None:
+    spec = make_spec(tmp_path, cases(), documents={"search.md": DOC}, ledger=LEDGER)
+    assert not any("unnamed properties" in p for p in lint_spec(spec).problems)
+    (spec / "schemas").unlink()
+    shutil.copytree(spec_dir() / "schemas", spec / "schemas")
+    schema = json.loads((spec / "schemas" / name).read_text())
+    edit(schema)
+    (spec / "schemas" / name).write_text(json.dumps(schema))
+    assert any(problem.startswith(expected) for problem in lint_spec(spec).problems), lint_spec(spec).problems
+
+
 def frozen_spec(tmp_path: Path) -> Path:
     spec = make_spec(tmp_path, cases(), documents={"search.md": DOC}, ledger=LEDGER)
     (spec / "README.md").write_text("**Spec version: 0.1.0.**\n")
@@ -179,6 +217,82 @@ def test_freeze_writes_requirement_levels_and_case_hashes(tmp_path: Path) -> Non
     assert lint_spec(spec).ok and lint_spec(spec).release_changes == []
     assert main(["lint", "--spec", str(spec), "--freeze", "0.1.0"]) == 0  # the same content again
     assert main(["lint", "--spec", str(spec), "--freeze", "0.2.0"]) == 2  # not the spec's version
+
+
+def test_freeze_writes_the_snapshot_a_release_is_judged_by(tmp_path: Path) -> None:
+    spec = frozen_spec(tmp_path)
+    release = json.loads((spec / "releases" / "0.1.0.json").read_text())
+    schemas = spec_dir() / "schemas"
+    shipped = sorted(path.relative_to(schemas).as_posix() for path in schemas.rglob("*.schema.json"))
+    assert sorted(release["schemas"]) == shipped and release["fixtures"] == {}
+    snapshot = spec / "releases" / "0.1.0"
+    assert json.loads((snapshot / "cases" / "x.json").read_text()) == {"area": "x", "cases": cases()}
+    frozen_schema = snapshot / "schemas" / "details-search.schema.json"
+    assert frozen_schema.read_bytes() == (spec_dir() / "schemas" / "details-search.schema.json").read_bytes()
+    assert lint_spec(spec).ok
+
+
+@pytest.mark.parametrize(
+    ("tamper", "expected"),
+    [
+        (
+            lambda snapshot: (snapshot / "schemas" / "error.schema.json").write_text("{}"),
+            "releases/0.1.0/: schema error.schema.json does not hash to its frozen hash",
+        ),
+        (
+            lambda snapshot: (snapshot / "schemas" / "error.schema.json").unlink(),
+            "releases/0.1.0/: frozen schema error.schema.json is missing from the snapshot",
+        ),
+        (
+            lambda snapshot: (snapshot / "cases" / "x.json").write_text(
+                json.dumps({"area": "x", "cases": [{**cases()[0], "description": "Other."}, cases()[1]]})
+            ),
+            "releases/0.1.0/: the body of case finds does not hash to its frozen hash",
+        ),
+        (
+            lambda snapshot: (snapshot / "cases" / "x.json").write_text(
+                json.dumps({"area": "x", "cases": cases()[:1]})
+            ),
+            "releases/0.1.0/: frozen case finds-not has no body in the snapshot",
+        ),
+        (
+            lambda snapshot: shutil.rmtree(snapshot),
+            "releases/0.1.0/ is missing: a frozen release keeps the case bodies and schemas it is judged by",
+        ),
+    ],
+)
+def test_a_snapshot_that_differs_from_its_release_is_reported(
+    tmp_path: Path, tamper: Any, expected: str
+) -> None:
+    spec = frozen_spec(tmp_path)
+    tamper(spec / "releases" / "0.1.0")
+    assert expected in lint_spec(spec).problems
+
+
+def test_a_fixture_a_frozen_case_reads_is_pinned_and_may_not_move(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pimem_conformance._lint as lint_module
+    import pimem_conformance._releases as releases_module
+
+    fixtures = tmp_path / "fixtures"
+    fixtures.mkdir()
+    (fixtures / "old.jsonl").write_text("{}\n")
+    monkeypatch.setattr(releases_module, "fixtures_dir", lambda: fixtures)
+    monkeypatch.setattr(lint_module, "fixtures_dir", lambda: fixtures)
+    reads_fixture = [{**case, "journals": {"agent/s.jsonl": {"fixture": "old.jsonl"}}} for case in cases()]
+    spec = make_spec(tmp_path, reads_fixture, documents={"search.md": DOC}, ledger=LEDGER)
+    (spec / "README.md").write_text("**Spec version: 0.1.0.**\n")
+    (spec / "search.md").write_text(DOC.replace("Cases: (pending)", "Cases: finds"))
+    assert main(["lint", "--spec", str(spec), "--freeze", "0.1.0"]) == 0
+    release = json.loads((spec / "releases" / "0.1.0.json").read_text())
+    assert list(release["fixtures"]) == ["old.jsonl"]
+    assert lint_spec(spec).ok
+    (fixtures / "old.jsonl").write_text("{}\n{}\n")
+    assert (
+        "releases/0.1.0.json: fixture old.jsonl moved since it was frozen (a frozen case reads it): "
+        "write a new fixture file for new content"
+    ) in lint_spec(spec).problems
 
 
 def test_a_changed_or_removed_frozen_case_is_reported(tmp_path: Path) -> None:
@@ -306,7 +420,8 @@ def test_withdrawn_cases_are_scored_only_as_of_an_earlier_release(
     assert "not scored (withdrawn): finds-not" in capsys.readouterr().out
     assert scored("--as-of", "0.1.0") == {"finds", "finds-not"}
     said = capsys.readouterr().out
-    assert "spec 0.1.0 froze 2 cases: 2 are scored exactly as frozen" in said
+    assert "spec 0.1.0 froze 2 cases; each is scored as frozen" in said
+    assert "2 are unchanged in the spec now" in said
     assert "finds-not: withdrawn in 0.2.0, replaced by finds-not-again: the spec now says otherwise" in said
 
 

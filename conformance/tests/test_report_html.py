@@ -57,8 +57,11 @@ def test_the_badge_says_the_spec_version_and_passed_over_total(hostile_report: P
     assert outcomes.count("not_applicable") == 1  # not counted: the adapter does not claim that profile
     applicable = [outcome for outcome in outcomes if outcome != "not_applicable"]
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
-    assert texts == [f"pimem spec {header['spec_version']}", f"{applicable.count('pass')}/{len(applicable)}"]
-    assert texts == ["pimem spec 9.9.9", "1/2"]
+    assert texts == [
+        f"pimem spec {header['spec_version']} (open)",
+        f"{applicable.count('pass')}/{len(applicable)}",
+    ]
+    assert texts == ["pimem spec 9.9.9 (open)", "1/2"]  # no releases/9.9.9.json: not frozen
     assert 'fill="#c0392b"' in svg  # not everything passes: red
 
 
@@ -66,7 +69,7 @@ def test_a_clean_report_gets_a_green_badge(tmp_path: Path) -> None:
     report = _faux_report(tmp_path, "clean", [search_case("passes", "alpha", ["alpha"])])
     badge = tmp_path / "badge.svg"
     assert main(["report", "--badge", str(badge), str(report)]) == 0
-    assert '<text x="6" y="14">pimem spec 9.9.9</text>' in badge.read_text()
+    assert '<text x="6" y="14">pimem spec 9.9.9 (open)</text>' in badge.read_text()
     assert ">1/1<" in badge.read_text() and 'fill="#2e8b3a"' in badge.read_text()
 
 
@@ -92,7 +95,7 @@ def test_markup_in_an_adapters_answer_is_data_in_the_page(hostile_report: Path, 
 def test_the_page_counts_every_outcome_per_area_profile_and_requirement(hostile_report: Path) -> None:
     data = page_data([("hostile.jsonl", read_lines(hostile_report))])
     impl = data["implementations"][0]
-    assert impl["spec_version"] == "9.9.9"
+    assert impl["spec_version"] == "9.9.9 (open)"
     assert impl["areas"]["x"] == {
         **dict.fromkeys(data["outcomes"], 0),
         "pass": 1,

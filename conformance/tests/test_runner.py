@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pimem_conformance import REPORT_SCHEMA_ID, freeze_release, load_cases, load_schemas, main
+from pimem_conformance import (
+    REPORT_SCHEMA_ID,
+    __version__,
+    freeze_release,
+    load_cases,
+    load_schemas,
+    main,
+    page_data,
+    spec_dir,
+)
+from pimem_conformance._cli import version_line
+from pimem_conformance._report import render_summary, summarise
 from suite_kit import faux_command, make_spec, outcomes, read_lines, search_case
 
 PASSING = search_case("finds-both", "alpha beta", ["alpha", "beta"])
@@ -35,7 +47,7 @@ def test_clean_run_exits_0_and_the_report_validates(tmp_path: Path) -> None:
     assert all(schemas.errors(REPORT_SCHEMA_ID, line) == [] for line in lines)
     header, footer = lines[0], lines[-1]
     assert header["implementation"] == {"name": "fake", "version": "0", "language": "python"}
-    assert header["spec_version"] == "9.9.9"
+    assert (header["spec_version"], header["spec_frozen"], header["as_of"]) == ("9.9.9", False, None)
     assert footer["totals"]["pass"] == 1 and footer["exit_code"] == 0
 
 
@@ -109,6 +121,56 @@ def test_as_of_a_release_scores_only_its_cases(tmp_path: Path, capsys: pytest.Ca
     assert (code, outcomes(lines)) == (0, {"finds-both": "pass"})
     assert "not scored as of spec 9.9.9 (added later): 1 case(s)" in capsys.readouterr().out
     assert main(["run", "--spec", str(spec), "--impl", faux_command(), "--as-of", "1.0.0"]) == 2
+
+
+def test_as_of_a_release_judges_its_frozen_case_bodies_against_its_frozen_schemas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = make_spec(tmp_path, [PASSING])
+    (spec / "schemas").unlink()
+    shutil.copytree(spec_dir() / "schemas", spec / "schemas")
+    freeze_release(spec, "9.9.9", {}, load_cases(spec))
+    # Since the freeze, the case asks more and search details need a field the fake never sends.
+    stricter = {**PASSING, "changed": {"9.9.10": "asks for a third id"}}
+    stricter["steps"] = [{**PASSING["steps"][0], "expect": {"ids": ["alpha", "beta", "gamma"]}}]
+    (spec / "cases" / "x.json").write_text(json.dumps({"area": "x", "cases": [stricter]}))
+    details = spec / "schemas" / "details-search.schema.json"
+    schema = json.loads(details.read_text())
+    schema["required"] = [*schema.get("required", []), "addedLater"]
+    details.write_text(json.dumps(schema))
+    load_schemas.cache_clear()
+    code, lines = run(tmp_path, [])
+    failure = lines[1]["actual"][0]["mismatches"]
+    assert (code, {m["check"] for m in failure}) == (1, {"ids", "details_schema"})
+    code, lines = run(tmp_path, [], "--as-of", "9.9.9")
+    assert (code, outcomes(lines)) == (0, {"finds-both": "pass"})
+    said = capsys.readouterr().out
+    assert "1 frozen case(s) changed in the spec since (scored as frozen here):" in said
+    assert "  finds-both: 9.9.10: asks for a third id" in said
+
+
+def test_the_run_names_the_release_it_scored_and_the_suite_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = make_spec(tmp_path, [PASSING])
+    suite = f"(pimem-conformance {__version__})"
+    assert version_line(spec) == f"pimem-conformance {__version__} (spec 9.9.9 (open), adapter protocol 1)"
+    _, lines = run(tmp_path, [])
+    summary = render_summary(summarise(lines), "pretty").splitlines()[0]
+    assert summary == f"fake 0 against spec 9.9.9 (open) {suite}"
+    freeze_release(spec, "9.9.9", {}, load_cases(spec))
+    assert version_line(spec) == f"pimem-conformance {__version__} (spec 9.9.9, adapter protocol 1)"
+    _, lines = run(tmp_path, [])
+    assert (lines[0]["spec_version"], lines[0]["spec_frozen"]) == ("9.9.9", True)
+    assert render_summary(summarise(lines), "pretty").splitlines()[0] == f"fake 0 against spec 9.9.9 {suite}"
+    (spec / "README.md").write_text("**Spec version: 9.10.0.**\n")  # the next version, still open
+    _, lines = run(tmp_path, [], "--as-of", "9.9.9")
+    header = lines[0]
+    assert (header["spec_version"], header["spec_frozen"], header["as_of"]) == ("9.9.9", True, "9.9.9")
+    assert page_data([("r", lines)])["implementations"][0]["spec_version"] == "9.9.9"
+    _, lines = run(tmp_path, [])
+    assert page_data([("r", lines)])["implementations"][0]["spec_version"] == "9.10.0 (open)"
+    assert page_data([("r", lines)])["implementations"][0]["suite_version"] == __version__
 
 
 def write_baseline(tmp_path: Path, *ids: str) -> Path:

@@ -76,7 +76,8 @@
   }
 
   const impls = data.implementations;
-  document.getElementById("about").textContent = `${impls.length} implementation(s) · spec ${[...new Set(impls.map((impl) => impl.spec_version))].join(", ")}`;
+  const distinct = (key) => [...new Set(impls.map((impl) => impl[key]))].join(", ");
+  document.getElementById("about").textContent = `${impls.length} implementation(s) · spec ${distinct("spec_version")} · pimem-conformance ${distinct("suite_version")}`;
 
   root.replaceChildren();
   root.append(el("h2", {}, "Implementations"));
