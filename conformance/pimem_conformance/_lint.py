@@ -19,7 +19,9 @@
 - every number a MUST sentence states (a limit, a length, a period) has a live case tagged
   `boundary` that cites the requirement, or the requirement says why not (`Boundaries: <reason>`);
 - a step that expects two or more ids says how they are ordered: `order` pairs, `"as_listed"`, or
-  `"unspecified"` with `order_freed_by`, the README's implementation-defined item that frees it.
+  `"unspecified"` with `order_freed_by`, the README's implementation-defined item that frees it;
+- the redaction rule table (`redaction-rules.json`), its generated document, and every rule ID a
+  case or the secrets corpus expects (see `_rule_table`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from pimem_conformance._corpus_cases import corpus_cases
 from pimem_conformance._expect import CAPTURE_KEY, parse_capture
 from pimem_conformance._paths import fixtures_dir
 from pimem_conformance._releases import FIRST_VERSION, ReleaseChange, check_releases, version_key
+from pimem_conformance._rule_table import check_rule_table
 from pimem_conformance._workspace import CREATING_OPS
 
 __all__ = ["AREAS", "LintReport", "Requirement", "lint_spec", "parse_requirements", "render_lint"]
@@ -505,6 +508,7 @@ def lint_spec(spec: Path) -> LintReport:
     _check_withdrawn(cases, requirements, problems)
     _check_boundaries(cases, requirements, problems)
     _check_schema_refs(spec, cases, problems)
+    check_rule_table(spec, cases, problems)
     ledger = _check_ledger(spec, requirements, problems)
     _check_schemas(spec, problems)
     levels = {requirement.id: requirement.level for requirement in requirements}
