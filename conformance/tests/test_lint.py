@@ -514,7 +514,8 @@ def test_the_family_table_names_only_rules_of_the_table_in_their_family(tmp_path
     )
     assert table_problems(spec) == [
         "redaction.md: the family table names github-*, which redaction-rules.json lacks",
-        "redaction.md: the family table names github-pat in 'Assignments'; redaction-rules.json puts it in 'GitHub'",
+        "redaction.md: the family table names github-pat in 'Assignments'; "
+        "redaction-rules.json puts it in 'GitHub'",
     ]
 
 
@@ -549,8 +550,8 @@ def test_an_example_an_earlier_rule_takes_or_a_second_entry_is_reported(tmp_path
     generic["pattern"] = "token ([A-Za-z0-9_]{8,})"
     spec = table_spec(tmp_path, rule_table(generic, GITHUB_RULE), write=True)
     assert table_problems(spec) == [
-        "redaction-rules.json: rule github-pat: the earlier rule assignment takes part of its example, so the "
-        "marker would name assignment: move the rule before it or choose another example"
+        "redaction-rules.json: rule github-pat: the earlier rule assignment takes part of its example, "
+        "so the marker would name assignment: move the rule before it or choose another example"
     ]
     again = table_spec(tmp_path / "b", rule_table(GITHUB_RULE, GITHUB_RULE), write=True)
     assert table_problems(again) == [
