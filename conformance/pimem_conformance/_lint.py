@@ -264,7 +264,7 @@ def _load_all_cases(spec: Path, problems: list[str]) -> list[Case]:
                 problems.append(f"cases/{path.name}: area {content['area']!r} differs from the file name")
             cases.extend(Case.from_json(raw, area=content["area"], source=path) for raw in content["cases"])
     if ships_the_corpus(spec):
-        cases += corpus_cases()
+        cases += corpus_cases(spec)
     return cases
 
 

@@ -488,9 +488,11 @@ def test_a_case_expecting_a_rule_the_table_lacks_is_reported(tmp_path: Path) -> 
 
 def test_a_corpus_class_the_table_lacks_is_reported(tmp_path: Path) -> None:
     spec = table_spec(tmp_path, rule_table(GITHUB_RULE))
-    secret = {"class": "github-pat", "classes": ["github-pat", "assignment"]}
-    (spec / "secrets-corpus.json").write_text(json.dumps({"secrets": [secret]}))
-    assert table_problems(spec) == [
+    secret = {"id": "secret-0001", "kind": "github-pat", "rule": "gitleaks:github-pat", "class": "github-pat"}
+    secret |= {"classes": ["github-pat", "assignment"], "secret": "ghp_" + "a1" * 18, "context": "x"}
+    secret["context"] = f"token {secret['secret']}"
+    (spec / "secrets-corpus.json").write_text(json.dumps({"seed": 1, "secrets": [secret], "lookalikes": []}))
+    assert [problem for problem in table_problems(spec) if "secrets-corpus.json" in problem] == [
         "secrets-corpus.json expects the class assignment, but redaction-rules.json has no rule assignment"
     ]
 
