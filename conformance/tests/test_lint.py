@@ -488,7 +488,8 @@ def test_a_case_expecting_a_rule_the_table_lacks_is_reported(tmp_path: Path) -> 
 
 def test_a_corpus_class_the_table_lacks_is_reported(tmp_path: Path) -> None:
     spec = table_spec(tmp_path, rule_table(GITHUB_RULE))
-    secret = {"id": "secret-0001", "kind": "github-pat", "rule": "gitleaks:github-pat", "class": "github-pat"}
+    secret: dict[str, Any] = {"id": "secret-0001", "kind": "github-pat", "rule": "gitleaks:github-pat"}
+    secret["class"] = "github-pat"
     secret |= {"classes": ["github-pat", "assignment"], "secret": "ghp_" + "a1" * 18, "context": "x"}
     secret["context"] = f"token {secret['secret']}"
     (spec / "secrets-corpus.json").write_text(json.dumps({"seed": 1, "secrets": [secret], "lookalikes": []}))
