@@ -254,6 +254,20 @@ def test_a_withdrawn_case_keeps_its_release_hash_and_names_its_replacement(tmp_p
     assert report.release_changes == []  # withdrawing is no change of content
 
 
+def test_a_withdrawn_case_need_not_stay_on_its_requirements_cases_lines(tmp_path: Path) -> None:
+    spec = frozen_spec(tmp_path)
+    _withdraw(spec, replaced_by=["finds-not-again"])
+    text = (spec / "search.md").read_text()
+    (spec / "search.md").write_text(
+        text.replace("Cases: finds, finds-not, finds-not-again", "Cases: finds, finds-not-again")
+    )
+    assert lint_spec(spec).problems == []
+    (spec / "search.md").write_text(text.replace("finds-not, finds-not-again", "finds-not"))
+    assert lint_spec(spec).problems == [
+        "case finds-not-again cites JM-SEARCH-001, whose Cases: line does not list it"
+    ]
+
+
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
