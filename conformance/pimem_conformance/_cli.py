@@ -47,6 +47,7 @@ from pimem_conformance._report import (
     write_report,
 )
 from pimem_conformance._report_html import badge_svg, render_page
+from pimem_conformance._rule_table import write_rules_doc
 from pimem_conformance._runner import EXIT_USAGE, Baseline, BaselineError, CaseResult, run_cases, select_cases
 from pimem_conformance._schemas import load_schemas
 from pimem_conformance._workspace import scratch_dir
@@ -196,6 +197,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="VERSION",
         help="freeze the spec's version: write spec/releases/VERSION.json (requirement levels, case, "
         "schema and fixture hashes) and spec/releases/VERSION/ (the case bodies and schemas)",
+    )
+    lint.add_argument(
+        "--write",
+        action="store_true",
+        help="first write what the spec's data gives (redaction-rules.md from redaction-rules.json)",
     )
     return parser
 
@@ -552,6 +558,8 @@ def _main(options: argparse.Namespace) -> int:
         return _dump(options)
     if options.command == "init-adapter":
         return _init_adapter(options.lang)
+    if options.write:
+        write_rules_doc(options.spec or spec_dir())
     report = lint_spec(options.spec or spec_dir())
     if options.freeze:
         return _freeze(options.spec or spec_dir(), options.freeze, report)

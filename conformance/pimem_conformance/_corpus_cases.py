@@ -1,7 +1,7 @@
 """The shipped secrets corpus as cases: every run plants it through the protocol like any case.
 
 One case per secret kind (`corpus-secret-<kind>`) and one per look-alike kind
-(`corpus-lookalike-<kind>`), built from `secrets_corpus.load()` on every load, so the corpus and
+(`corpus-lookalike-<kind>`), built from the spec's `secrets-corpus.json` on every load, so the corpus and
 its cases never drift. Each item goes into its own entry of one journal, carried in turn by a user
 message, an assistant text block, a bash execution's output and a tool result, beside a marker word
 of its own. A secret is caught when its entry is found by its marker (so it was indexed), no read
@@ -17,10 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pimem_conformance import secrets_corpus
 from pimem_conformance._cases import Case
+from pimem_conformance._paths import spec_dir
 
 __all__ = ["CORPUS_CASE_PREFIX", "corpus_cases", "corpus_tally"]
 
@@ -31,15 +33,18 @@ _JOURNAL = "agent/sessions/--home-u-vault--/corpus.jsonl"
 _CWD = "/home/u/vault"
 _HEADER_TIME = "2026-11-20T09:00:00.000Z"
 _RUN = re.compile(r"[^\W_]+")
+
+
 # The words of a `[REDACTED:<class>]` marker, which may stand where a secret was: markers name
 # the rule that caught the secret, so every class the corpus expects.
-_MARKER_WORDS = {"redacted"} | {
-    word
-    for secret in secrets_corpus.load().secrets
-    for marker in secret.classes
-    for word in re.split(r"[^a-z0-9]+", marker)
-    if word
-}
+def _marker_words(corpus: secrets_corpus.Corpus) -> frozenset[str]:
+    return frozenset({"redacted"}) | {
+        word
+        for secret in corpus.secrets
+        for marker in secret.classes
+        for word in re.split(r"[^a-z0-9]+", marker)
+        if word
+    }
 
 
 @dataclass(frozen=True)
@@ -98,13 +103,15 @@ def _leak_windows(item: _Item) -> list[str]:
     return sorted(window for window in windows if window not in rest)
 
 
-def _secret_terms(item: _Item) -> str:
+def _secret_terms(item: _Item, marker_words: frozenset[str]) -> str:
     """A query of the secret's own runs: those its entry holds nowhere else, and no marker word."""
-    innocent = _runs(item.context.replace(item.value, " ")) | _MARKER_WORDS | {"note"}
+    innocent = _runs(item.context.replace(item.value, " ")) | marker_words | {"note"}
     return " ".join(sorted(_runs(item.value[len(item.public_prefix) :]) - innocent))
 
 
-def _steps(items: list[_Item], first: int, secret: bool) -> tuple[list[dict[str, Any]], list[str]]:
+def _steps(
+    items: list[_Item], first: int, secret: bool, marker_words: frozenset[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The steps of one case and, for each step, the corpus id it checks."""
     steps: list[dict[str, Any]] = []
     owners: list[str] = []
@@ -119,7 +126,7 @@ def _steps(items: list[_Item], first: int, secret: bool) -> tuple[list[dict[str,
             read = {"equals": {"details.status": "ok"}, "excludes_text": windows}
             steps.append({"tool": {"action": "read", "entryId": entry_id}, "expect": read})
             owners += [item.id, item.id]
-            terms = _secret_terms(item)
+            terms = _secret_terms(item, marker_words)
             if terms:
                 probe = {"tool": {"action": "search", "query": terms, "limit": 50}}
                 steps.append({**probe, "expect": {"excludes_ids": [entry_id]}})
@@ -137,12 +144,14 @@ _STEP_OWNERS: dict[str, list[str]] = {}
 _KINDS: dict[str, tuple[str, str]] = {}  # corpus id -> ("secret" | "lookalike", kind)
 
 
-def _case(case_id: str, kind: str, items: list[_Item], first: int, secret: bool) -> Case:
+def _case(
+    case_id: str, kind: str, items: list[_Item], first: int, secret: bool, marker_words: frozenset[str]
+) -> Case:
     header = {"type": "session", "version": 3, "id": f"corpus-{kind}", "timestamp": _HEADER_TIME, "cwd": _CWD}
     lines: list[dict[str, Any]] = [header]
     for offset, item in enumerate(items):
         lines.append(_line(first + offset, item, lines[-1].get("id") if offset else None))
-    steps, owners = _steps(items, first, secret)
+    steps, owners = _steps(items, first, secret, marker_words)
     _STEP_OWNERS[case_id] = owners
     what = "secret" if secret else "look-alike"
     raw: dict[str, Any] = {
@@ -171,9 +180,11 @@ def _slug(kind: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")
 
 
-def corpus_cases() -> list[Case]:
-    """One case per secret kind and per look-alike kind of the shipped corpus, in corpus order."""
-    corpus = secrets_corpus.load()
+def corpus_cases(spec: Path | None = None) -> list[Case]:
+    """One case per secret kind and per look-alike kind of the corpus of `spec` (None: the shipped
+    spec's), in corpus order."""
+    corpus = secrets_corpus.load((spec or spec_dir()) / secrets_corpus.CORPUS_FILE)
+    words = _marker_words(corpus)
     groups: dict[tuple[bool, str], list[_Item]] = {}
     for secret in corpus.secrets:
         groups.setdefault((True, secret.kind), []).append(
@@ -189,7 +200,8 @@ def corpus_cases() -> list[Case]:
     first = 1
     for (is_secret, kind), items in groups.items():
         prefix = "secret" if is_secret else "lookalike"
-        cases.append(_case(f"{CORPUS_CASE_PREFIX}{prefix}-{_slug(kind)}", kind, items, first, is_secret))
+        case_id = f"{CORPUS_CASE_PREFIX}{prefix}-{_slug(kind)}"
+        cases.append(_case(case_id, kind, items, first, is_secret, words))
         first += len(items)
     return cases
 

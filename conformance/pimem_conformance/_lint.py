@@ -24,6 +24,8 @@
   (no `additionalProperties`/`unevaluatedProperties` false), so an implementation of a later
   release still validates against an earlier one's; the tool's parameters and every protocol
   request stay closed.
+- the redaction rule table (`redaction-rules.json`), its generated document, and every rule ID a
+  case or the secrets corpus expects (see `_rule_table`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from pimem_conformance._corpus_cases import corpus_cases
 from pimem_conformance._expect import CAPTURE_KEY, parse_capture
 from pimem_conformance._paths import fixtures_dir
 from pimem_conformance._releases import FIRST_VERSION, ReleaseChange, check_releases, version_key
+from pimem_conformance._rule_table import check_rule_table
 from pimem_conformance._workspace import CREATING_OPS
 
 __all__ = ["AREAS", "LintReport", "Requirement", "lint_spec", "parse_requirements", "render_lint"]
@@ -265,7 +268,7 @@ def _load_all_cases(spec: Path, problems: list[str]) -> list[Case]:
                 problems.append(f"cases/{path.name}: area {content['area']!r} differs from the file name")
             cases.extend(Case.from_json(raw, area=content["area"], source=path) for raw in content["cases"])
     if ships_the_corpus(spec):
-        cases += corpus_cases()
+        cases += corpus_cases(spec)
     return cases
 
 
@@ -303,7 +306,7 @@ def _check_cases(
         for requirement_id in case.requirements:
             if requirement_id not in listed_by:
                 problems.append(f"case {case.id} cites {requirement_id}, which no spec document defines")
-            elif case.id not in listed_by[requirement_id]:
+            elif case.id not in listed_by[requirement_id] and _live(case):  # Cases: lines list live cases
                 problems.append(f"case {case.id} cites {requirement_id}, whose Cases: line does not list it")
         _check_twin(case, by_id, problems)
         if _live(case):
@@ -560,6 +563,7 @@ def lint_spec(spec: Path) -> LintReport:
     _check_withdrawn(cases, requirements, problems)
     _check_boundaries(cases, requirements, problems)
     _check_schema_refs(spec, cases, problems)
+    check_rule_table(spec, cases, problems)
     ledger = _check_ledger(spec, requirements, problems)
     _check_schemas(spec, problems)
     _check_answers_open(spec, problems)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,17 @@ def test_every_kind_of_the_corpus_is_a_case_of_the_shipped_spec() -> None:
 def test_a_spec_of_its_own_has_no_corpus_cases(tmp_path: Path) -> None:
     spec = make_spec(tmp_path, [search_case("finds", "a", ["a"])])
     assert [case.id for case in load_cases(spec)] == ["finds"]
+
+
+def test_a_spec_with_a_corpus_of_its_own_plants_that_corpus(tmp_path: Path) -> None:
+    spec = make_spec(tmp_path, [search_case("finds", "a", ["a"])])
+    secret = secrets_corpus.load().secrets[0]
+    item = {"id": "secret-0001", "kind": "own-kind", "rule": "pimem-spec:x", "class": secret.redaction_class}
+    item |= {"secret": secret.secret, "context": secret.context}
+    (spec / secrets_corpus.CORPUS_FILE).write_text(
+        json.dumps({"seed": 1, "secrets": [item], "lookalikes": []})
+    )
+    assert [case.id for case in load_cases(spec)] == ["finds", "corpus-secret-own-kind"]
 
 
 def test_every_secret_is_checked_by_steps_of_its_own() -> None:

@@ -368,6 +368,20 @@ def test_a_withdrawn_case_keeps_its_release_hash_and_names_its_replacement(tmp_p
     assert report.release_changes == []  # withdrawing is no change of content
 
 
+def test_a_withdrawn_case_need_not_stay_on_its_requirements_cases_lines(tmp_path: Path) -> None:
+    spec = frozen_spec(tmp_path)
+    _withdraw(spec, replaced_by=["finds-not-again"])
+    text = (spec / "search.md").read_text()
+    (spec / "search.md").write_text(
+        text.replace("Cases: finds, finds-not, finds-not-again", "Cases: finds, finds-not-again")
+    )
+    assert lint_spec(spec).problems == []
+    (spec / "search.md").write_text(text.replace("finds-not, finds-not-again", "finds-not"))
+    assert lint_spec(spec).problems == [
+        "case finds-not-again cites JM-SEARCH-001, whose Cases: line does not list it"
+    ]
+
+
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
@@ -536,3 +550,142 @@ def test_a_number_a_must_states_has_a_boundary_case_or_says_why_not(
             "search.md:3: JM-SEARCH-001 states 50 but no live case tagged 'boundary' cites it: test each at "
             "the limit and one step either side, or say why not on a 'Boundaries: <reason>' line"
         ]
+
+
+GITHUB_RULE: dict[str, Any] = {
+    "id": "github-pat",
+    "family": "GitHub",
+    "kind": "token",
+    "pattern": "ghp_[0-9A-Za-z]{30,}",
+    "format": {
+        "prefixes": ["ghp_"],
+        "alphabet": "A-Z a-z 0-9",
+        "length": {"min": 34, "max": None},
+        "context": "x",
+    },
+    "example": {"text": "token ghp_" + "a1" * 18 + " done", "secret": "ghp_" + "a1" * 18},
+    "sources": ["gitleaks:github-pat"],
+}
+
+
+def rule_table(*rules: dict[str, Any]) -> dict[str, Any]:
+    words = ["about", "token_start", "assignment", "kept_values", "credential_word_rules", "qualifier_rule"]
+    return {
+        **dict.fromkeys(words, "x"),
+        "looks_generated": "x",
+        "dialect": "portable",
+        "families": ["GitHub", "Assignments"],
+        "credential_words": ["token"],
+        "qualifiers": ["name"],
+        "rules": list(rules),
+    }
+
+
+def marker_case(*markers: str) -> dict[str, Any]:
+    case = search_case("finds", "a", ["a"])
+    case["setup"]["settings"] = {"redact_patterns": [{"name": "acme-token", "pattern": "acme_[a-z]{8}"}]}
+    case["steps"][0]["expect"] = {"includes_text": list(markers), "excludes_text": ["[REDACTED:gone-rule]"]}
+    return case
+
+
+def table_spec(tmp_path: Path, table: dict[str, Any], *markers: str, write: bool = True) -> Path:
+    doc = DOC.replace("Cases: finds, finds-not", "Cases: finds")
+    spec = make_spec(tmp_path, [marker_case(*markers)], documents={"search.md": doc}, ledger=LEDGER)
+    (spec / "redaction-rules.json").write_text(json.dumps(table))
+    if write:
+        assert main(["lint", "--spec", str(spec), "--write"]) == 1  # JM-SEARCH-002 stays uncovered
+    return spec
+
+
+def table_problems(spec: Path) -> list[str]:
+    uncovered = "search.md:7: JM-SEARCH-002 is a MUST without cases and without 'Excluded: <reason>'"
+    return [problem for problem in lint_spec(spec).problems if problem != uncovered]
+
+
+def test_a_case_expecting_a_rule_the_table_lacks_is_reported(tmp_path: Path) -> None:
+    spec = table_spec(tmp_path, rule_table(GITHUB_RULE), "[REDACTED:github-pat]", "[REDACTED:acme-token]")
+    assert table_problems(spec) == []  # the user's own pattern names no rule; excluded text expects none
+    other = table_spec(tmp_path / "b", rule_table(GITHUB_RULE), "x [REDACTED:new-relic-*] [REDACTED:token]")
+    assert table_problems(other) == [
+        "case finds expects [REDACTED:token], but redaction-rules.json has no rule token",
+    ]
+    (other / "redaction-rules.json").unlink()
+    assert table_problems(other) == [
+        "case finds expects [REDACTED:token], but redaction-rules.json has no rule token",
+    ]
+
+
+def test_a_corpus_class_the_table_lacks_is_reported(tmp_path: Path) -> None:
+    spec = table_spec(tmp_path, rule_table(GITHUB_RULE))
+    secret: dict[str, Any] = {"id": "secret-0001", "kind": "github-pat", "rule": "gitleaks:github-pat"}
+    secret["class"] = "github-pat"
+    secret |= {"classes": ["github-pat", "assignment"], "secret": "ghp_" + "a1" * 18, "context": "x"}
+    secret["context"] = f"token {secret['secret']}"
+    (spec / "secrets-corpus.json").write_text(json.dumps({"seed": 1, "secrets": [secret], "lookalikes": []}))
+    assert [problem for problem in table_problems(spec) if "secrets-corpus.json" in problem] == [
+        "secrets-corpus.json expects the class assignment, but redaction-rules.json has no rule assignment"
+    ]
+
+
+def test_the_rule_document_is_written_from_the_table_and_a_stale_one_is_reported(tmp_path: Path) -> None:
+    spec = table_spec(tmp_path, rule_table(GITHUB_RULE))
+    assert "| 1 | `github-pat` | GitHub | token | `ghp_` |" in (spec / "redaction-rules.md").read_text()
+    (spec / "redaction-rules.json").write_text(
+        json.dumps(rule_table({**GITHUB_RULE, "family": "Assignments"}))
+    )
+    assert table_problems(spec) == [
+        "redaction-rules.md is not what redaction-rules.json gives: run pimem-conformance lint --write"
+    ]
+
+
+def test_the_family_table_names_only_rules_of_the_table_in_their_family(tmp_path: Path) -> None:
+    spec = table_spec(tmp_path, rule_table(GITHUB_RULE))
+    rows = "| GitHub | `github-pat`, `github-*` | x |\n| Assignments | `github-pat` | y |\n"
+    (spec / "redaction.md").write_text(
+        f"# Redaction\n\n| family | rules | what |\n|---|---|---|\n{rows}\ntext\n"
+    )
+    assert table_problems(spec) == [
+        "redaction.md: the family table names github-*, which redaction-rules.json lacks",
+        "redaction.md: the family table names github-pat in 'Assignments'; "
+        "redaction-rules.json puts it in 'GitHub'",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            {"pattern": "ghp_\\w{30,}"},
+            "rule github-pat: its pattern is not in the portable dialect: "
+            "\\w means other characters in Python and in JavaScript: write a class",
+        ),
+        ({"pattern": "ghp_[0-9]{30,}"}, "rule github-pat: its pattern does not take its example's secret"),
+        (
+            {"example": {"text": "x ghp_" + "a1" * 18, "secret": "a1a1"}},
+            "rule github-pat: its example's secret occurs 9 times in its text, not once",
+        ),
+        (
+            {"format": {**GITHUB_RULE["format"], "length": {"min": 41, "max": None}}},
+            "rule github-pat: its example's secret has 40 characters, outside its format's length",
+        ),
+        ({"kind": "vendor-name"}, "rules/0: 'key_name' is a required property"),
+    ],
+)
+def test_table_faults(tmp_path: Path, change: dict[str, Any], expected: str) -> None:
+    spec = table_spec(tmp_path, rule_table({**GITHUB_RULE, **change}), write=False)
+    found = table_problems(spec)
+    assert any(expected in problem for problem in found), found
+
+
+def test_an_example_an_earlier_rule_takes_or_a_second_entry_is_reported(tmp_path: Path) -> None:
+    generic = {**GITHUB_RULE, "id": "assignment", "family": "Assignments", "kind": "assignment"}
+    generic["pattern"] = "token ([A-Za-z0-9_]{8,})"
+    spec = table_spec(tmp_path, rule_table(generic, GITHUB_RULE), write=True)
+    assert table_problems(spec) == [
+        "redaction-rules.json: rule github-pat: the earlier rule assignment takes part of its example, "
+        "so the marker would name assignment: move the rule before it or choose another example"
+    ]
+    again = table_spec(tmp_path / "b", rule_table(GITHUB_RULE, GITHUB_RULE), write=True)
+    assert table_problems(again) == [
+        "redaction-rules.json: rule github-pat is listed twice (one entry per rule ID)"
+    ]

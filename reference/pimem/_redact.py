@@ -172,12 +172,64 @@ class Policy:
         return cls(tuple(found), tuple(literals), tuple(regexes))
 
 
+# The spec's portable dialect (spec/schemas/redaction-rules.schema.json), read as a sequence of
+# pieces: every piece of a portable pattern is one of these, and a class is read by _CLASS_PIECE.
+_PORTABLE_PIECE = re.compile(
+    r"""\\[\^$\\.*+?()\[\]{}|/nrtfv0]|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}"""  # escapes
+    r"""|\((?:\?[:=!])?|\)|\||\^"""  # groups, lookaheads, alternation, start
+    r"""|(?:[*+?]|\{\d+(?:,\d*)?\})\??"""  # quantifiers, lazy or not
+    r"""|\[\^?(?:\\[\^$\\.*+?()\[\]{}|/\-nrtfv0]|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|[^\\\[\]])+\]"""  # class
+    r"""|[^\\^$.*+?()\[\]{}|]"""  # a literal
+)
+_QUANTIFIER = re.compile(r"(?:[*+?]|\{\d+(?:,\d*)?\})\??")
+
+
+def _not_portable(pattern: str) -> str | None:
+    """Where `pattern` leaves the portable dialect, or None."""
+    position, previous = 0, ""
+    while position < len(pattern):
+        piece = _PORTABLE_PIECE.match(pattern, position)
+        if piece is None:
+            return f"at {pattern[position : position + 6]!r}"
+        text = piece.group()
+        if _QUANTIFIER.fullmatch(text) and (
+            not previous
+            or previous in ("|", "^")
+            or previous.startswith("(")
+            or _QUANTIFIER.fullmatch(previous)
+        ):
+            return f"at {text!r}: nothing to repeat, or a repeated lookahead or quantifier"
+        if previous == ")" and text[:1] in "*+?{" and _closes_lookahead(pattern, position - 1):
+            return f"at {text!r}: a lookahead is not repeated"
+        previous, position = text, piece.end()
+    return None
+
+
+def _closes_lookahead(pattern: str, close: int) -> bool:
+    depth = 0
+    for index in range(close, -1, -1):
+        if pattern[index] == ")" and (index == 0 or pattern[index - 1] != "\\"):
+            depth += 1
+        elif pattern[index] == "(" and (index == 0 or pattern[index - 1] != "\\"):
+            depth -= 1
+            if depth == 0:
+                return pattern.startswith(("(?=", "(?!"), index)
+    return False
+
+
 def _check_user(pattern: str, setting: str) -> None:
-    """ValueError unless `pattern` is a regular expression that cannot match the empty string."""
+    """ValueError unless `pattern` is a regular expression of the spec's portable dialect (what
+    Python and JavaScript read alike) that cannot match the empty string."""
     try:
         compiled = re.compile(pattern)
     except re.error as error:
         raise ValueError(f"{setting}: {pattern!r} is not a regular expression ({error})") from None
+    where = _not_portable(pattern)
+    if where is not None:
+        raise ValueError(
+            f"{setting}: {pattern!r} is not in the spec's portable dialect ({where}): no ., $, \\d, \\w, "
+            "\\s, \\b, lookbehind, named groups or inline flags; write classes such as [0-9]"
+        )
     if compiled.match(""):
         raise ValueError(f"{setting}: {pattern!r} matches the empty string")
 

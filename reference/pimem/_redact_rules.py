@@ -871,8 +871,8 @@ def _generic_value(value: str) -> bool:
 
 
 def _assignment(text: str, position: int) -> Iterable[Span]:
-    if text.startswith("pass", position) and position and text[position - 1].isalpha():
-        return _NONE  # "bypass", "compass" (but "dbPassword" is a key name)
+    if text[position : position + 4].lower() == "pass" and not _name_starts(text, position):
+        return _NONE  # "bypass", "compass", "BYPASS" (but "dbPassword" and "DB_PASS" are key names)
     match = _ASSIGNMENT.match(text, position)
     if match is None or _qualified(match.group("tail")):
         return _NONE
@@ -935,7 +935,11 @@ def _keyed_value(text: str, position: int) -> Iterable[Span]:
     return ((start, start + len(match.group(2).rstrip("."))),)
 
 
-_NETRC = re.compile(r"machine[ \t]+\S+(?:[ \t]+login[ \t]+\S+)?[ \t]+password[ \t]+([^\s\\]+)")
+# .netrc's words stand apart by spaces or line breaks, plain or JSON-escaped (`\n` in a tool call)
+_NETRC_GAP = r"(?:[ \t\r\n]|\\+[nrt])+"
+_NETRC = re.compile(
+    rf"machine{_NETRC_GAP}[^\s\\]+(?:{_NETRC_GAP}login{_NETRC_GAP}[^\s\\]+)?{_NETRC_GAP}password{_NETRC_GAP}([^\s\\]+)"
+)
 _IDENTIFIED_BY = re.compile(r"(?i)identified[ \t]+by[ \t]+\\*[\"'\x60]([^\"'\x60\\\n]+)")
 
 
@@ -958,7 +962,7 @@ def _cookie(text: str, position: int) -> Iterable[Span]:
 
 
 _QUERY_NAME = r"[\w.\-]*(?:token|sig|signature|key|secret|password|passwd|pwd|auth|credential)"
-_QUERY = re.compile(rf"(?i)[?&;]{_QUERY_NAME}=([^&\s\"'#\\<>]{{8,}})")
+_QUERY = re.compile(rf"(?i)[?&;]{_QUERY_NAME}=([^&;\s\"'#\\<>]{{8,}})")
 _QUERY_KEYWORDS = ("token=", "sig=", "signature=", "key=", "secret=", "password=", "passwd=", "pwd=", "auth=")
 
 

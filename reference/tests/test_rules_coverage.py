@@ -9,8 +9,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from pimem._redact import _not_portable
 from pimem._redact_rules import RULES
-from pimem_conformance import secrets_corpus
+from pimem_conformance import secrets_corpus, spec_dir
 
 COVERAGE = json.loads(
     (Path(__file__).resolve().parents[1] / "rules-coverage.json").read_text(encoding="utf-8")
@@ -80,3 +81,26 @@ def test_rule_ids_are_unique_in_their_table_place() -> None:
         if count > 1:
             first = places.index(rule_id)
             assert places[first : first + count] == [rule_id] * count, rule_id
+
+
+def test_the_rule_ids_and_their_order_are_the_spec_tables() -> None:
+    """The spec's rule table (spec/redaction-rules.json) is the source of truth: the reference has
+    exactly its rule IDs, in its order, which decides the class a marker names."""
+    table = json.loads((spec_dir() / "redaction-rules.json").read_text(encoding="utf-8"))
+    ours = [
+        rule_id
+        for index, rule_id in enumerate(rule.id for rule in RULES)
+        if not index or RULES[index - 1].id != rule_id
+    ]
+    assert ours == [rule["id"] for rule in table["rules"]]
+
+
+def test_every_pattern_of_the_spec_table_is_a_user_pattern_the_reference_takes() -> None:
+    table = json.loads((spec_dir() / "redaction-rules.json").read_text(encoding="utf-8"))
+    patterns = [
+        rule[key] for rule in table["rules"] for key in ("pattern", "key_name", "value") if key in rule
+    ]
+    assert len(patterns) > 300
+    assert [pattern for pattern in patterns if _not_portable(pattern)] == []
+    for pattern in ("a\\d{4}", "(?i)acme", "(?P<t>acme)", "(?<=x)acme", "acme.", "acme$", "acme{", "a++"):
+        assert _not_portable(pattern), pattern

@@ -1,7 +1,8 @@
 """The labeled secrets corpus: synthetic secrets every memory must redact, and look-alikes it must keep.
 
-The corpus is plain JSON (`corpus.json` beside this module), so an implementation in any language
-can use it directly; Python callers use `load()`. It is generated deterministically
+The corpus is plain JSON, `spec/secrets-corpus.json` (`CORPUS_PATH`; in the wheel, the spec folder
+the suite ships), so an implementation in any language reads every secret the suite plants from
+`spec/` alone; Python callers use `load()`. It is generated deterministically
 (`python -m pimem_conformance.secrets_corpus --write`) and committed, so its bytes never drift;
 `--check` verifies the committed file against the generator, and `--seed holdout --out FILE`
 writes the same kinds with other values. `heldout.json` (`HELDOUT_PATH`, same shape) holds examples
@@ -24,9 +25,24 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CORPUS_PATH", "HELDOUT_PATH", "LEAK_WINDOW", "Corpus", "Lookalike", "Secret", "load", "windows"]
+from pimem_conformance._paths import spec_dir
 
-CORPUS_PATH = Path(__file__).resolve().parent / "corpus.json"
+__all__ = [
+    "CORPUS_FILE",
+    "CORPUS_PATH",
+    "HELDOUT_PATH",
+    "LEAK_WINDOW",
+    "Corpus",
+    "Lookalike",
+    "Secret",
+    "load",
+    "windows",
+]
+
+# The spec's copy: the canonical corpus lives under spec/ (the lint checks its classes are rules of
+# spec/redaction-rules.json); the generator here writes it and checks it.
+CORPUS_FILE = "secrets-corpus.json"
+CORPUS_PATH = spec_dir() / CORPUS_FILE
 # Examples written apart from the tuned corpus, in carriers it does not use (see _heldout.py).
 HELDOUT_PATH = Path(__file__).resolve().parent / "heldout.json"
 # The length of a substring that counts as a leak: long enough that chance matches are negligible.

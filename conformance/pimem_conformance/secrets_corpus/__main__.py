@@ -1,5 +1,5 @@
 """`python -m pimem_conformance.secrets_corpus [--write | --check | --out FILE] [--seed S]`:
-regenerate or verify corpus.json and heldout.json, or write the corpus of another seed
+regenerate or verify spec/secrets-corpus.json and heldout.json, or write the corpus of another seed
 (`--seed holdout`) elsewhere."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Deterministic generator of the labeled secrets corpus (`corpus.json` beside this module).
+"""Deterministic generator of the labeled secrets corpus (`spec/secrets-corpus.json`).
 
 Every secret is synthetic: random characters from a seeded generator, shaped like a published format
 (see _kinds.py). Each kind gets SECRETS_PER_KIND secrets, each planted in CARRIERS_PER_SECRET
