@@ -1268,10 +1268,16 @@ def _prefix_anywhere(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _rule_finder(monkeypatch: pytest.MonkeyPatch, rule_id: str, make: Callable[[Any], Any]) -> None:
-    """Replace the finder of one rule of the table (windowed and whole-text rules alike)."""
+    """Replace the finder of one rule of the table (windowed and whole-text rules alike), on top of
+    the finders replaced already (so several rules can be broken at once)."""
     rules = _redact_rules.RULES
     monkeypatch.setattr(
-        _redact, "_FINDERS", tuple(make(rule.find) if rule.id == rule_id else rule.find for rule in rules)
+        _redact,
+        "_FINDERS",
+        tuple(
+            make(find) if rule.id == rule_id else find
+            for rule, find in zip(rules, _redact._FINDERS, strict=True)
+        ),
     )
     monkeypatch.setattr(
         _redact,
@@ -1293,6 +1299,31 @@ def _open_key_blocks_kept(monkeypatch: pytest.MonkeyPatch) -> None:
         return find
 
     _rule_finder(monkeypatch, "private-key", make)
+
+
+def _identifier_bodies_taken_for_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Words joined by `_`, `-` or `.` read as generated text: a name after a token's prefix
+    (`xoxb-event-handler-registry.ts`) is masked as a token, and so is a secret's name inside `$(…)`."""
+    monkeypatch.setattr(_redact_rules, "_word_like", lambda value: False)
+
+
+def _secret_references_taken_for_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path or URI that only says where a secret is kept (`op://Private/GitHub/credential`) is
+    masked as the secret under its key name."""
+    monkeypatch.setattr(_redact_rules, "_locator", lambda value: False)
+
+
+def _curl_user_on_the_curl_line_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """curl's `-u user:pass` is caught only on the line that says `curl`, not after lines that a
+    trailing `\\` continues."""
+
+    def make(original: Any) -> Any:
+        def find(text: str, position: int) -> list[tuple[int, int]]:
+            return [(s, e) for s, e in original(text, position) if "\n" not in text[position:s]]
+
+        return find
+
+    _rule_finder(monkeypatch, "curl-auth-user", make)
 
 
 def _redactor_without(*rule_ids: str) -> Patch:
@@ -2218,6 +2249,34 @@ BROKEN: tuple[Broken, ...] = (
         ("redaction",),
         _ids("JM-REDACT-070"),
         _redactor_without("keyed-value", "netrc-password", "sql-password", "groq-api-key", "docker-hub-pat"),
+    ),
+    Broken(
+        "identifier-bodies-taken-for-tokens",
+        "a token prefix followed by words joined by _ - . is masked as a token",
+        ("redaction",),
+        _ids("JM-REDACT-071"),
+        _identifier_bodies_taken_for_tokens,
+    ),
+    Broken(
+        "secret-references-taken-for-values",
+        "a reference to where a secret is kept (op://, vault:, a Secret Manager name) is masked",
+        ("redaction",),
+        _ids("JM-REDACT-071"),
+        _secret_references_taken_for_values,
+    ),
+    Broken(
+        "public-formats-missed",
+        "the redactor lacks the bare Facebook app token and the legacy Vault token after a token key",
+        ("redaction",),
+        _ids("JM-REDACT-072"),
+        _redactor_without("facebook-app-access-token", "vault-service-token-legacy"),
+    ),
+    Broken(
+        "curl-user-on-the-curl-line-only",
+        "curl's -u is caught only on the line that says curl, not after continued lines",
+        ("redaction",),
+        _ids("JM-REDACT-072"),
+        _curl_user_on_the_curl_line_only,
     ),
     Broken(
         "allowlist-spares-its-rule",

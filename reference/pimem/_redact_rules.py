@@ -75,6 +75,7 @@ def entropy(value: str) -> float:
 
 
 _WORD = re.compile(r"[A-Za-z][a-z]*\d{0,3}")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")  # what a name may run on with after a token's match
 
 
 def _word_like(value: str) -> bool:
@@ -118,8 +119,20 @@ def _token(
 ) -> Rule:
     """A format caught by its own shape. `pattern` starts with the keyword, or `lead` characters at
     most before it (a keyword inside the format, like `.atlasv1.`); the match must start a token
-    (unless `starts` is false: a keyword inside a URL)."""
+    (unless `starts` is false: a keyword inside a URL). A match whose body (what follows the
+    keyword) is words joined by `_`, `-` or `.` is an identifier or a file name that only starts
+    like the format (`xoxb-event-handler.ts`, `sk-learn-compatible`), not a token (JM-REDACT-071)."""
     compiled = re.compile(pattern, flags)
+    prefixes = sorted(keywords, key=len, reverse=True)
+
+    def identifier(text: str, match: re.Match[str]) -> bool:
+        """Whether the match, with the rest of the name it runs on in (`xoxa-verifier_parser`),
+        is the keyword and words."""
+        run = _NAME_RUN.match(text, match.end())
+        value = text[match.start() : run.end() if run else match.end()]
+        start = value if case_sensitive else value.lower()
+        prefix = next((prefix for prefix in prefixes if start.startswith(prefix)), "")
+        return _word_like(value[len(prefix) :])
 
     def find(text: str, position: int) -> Iterable[Span]:
         if lead:
@@ -136,7 +149,7 @@ def _token(
             match = compiled.match(text, position)
             if match is None:
                 return _NONE
-        if accept and not accept(match.group(group)):
+        if (accept and not accept(match.group(group))) or (not lead and identifier(text, match)):
             return _NONE
         return (match.span(group),)
 
@@ -182,6 +195,50 @@ _B64 = r"[A-Za-z0-9+/]"
 def _vendor(rule_id: str, vendor: str, value: str, **options: float) -> Rule:
     """`_named` for the common case: one vendor word is both the name and the keyword."""
     return _named(rule_id, re.escape(vendor), value, (vendor.lower(),), **options)
+
+
+def _pattern(pattern: str, flags: int = 0, accept: Callable[[str], bool] | None = None) -> Finder:
+    """The last group of `pattern` matched where a keyword starts, if `accept` takes it."""
+    compiled = re.compile(pattern, flags)
+
+    def find(text: str, position: int) -> Iterable[Span]:
+        match = compiled.match(text, position)
+        if match is None:
+            return _NONE
+        group = match.lastindex or 0
+        if accept and not accept(match.group(group)):
+            return _NONE
+        return (match.span(group),)
+
+    return find
+
+
+# The app id (15 or 16 digits) before the `|` and the app secret (32 hex) after it.
+_FACEBOOK_APP_TOKEN = re.compile(r"\d{15,16}(?:\||%7[Cc])[0-9a-f]{32}(?![A-Za-z0-9_\-])")
+
+
+def _facebook_app_token(text: str, position: int) -> Iterable[Span]:
+    if not text[position - 1 : position].isdigit():
+        return _NONE  # checked first: most `|` are pipes and table cells
+    for start in (position - 16, position - 15):
+        if start >= 0 and starts_token(text, start) and (match := _FACEBOOK_APP_TOKEN.match(text, start)):
+            return (match.span(),)
+    return _NONE
+
+
+# A legacy Vault service token, `s.` and 24 letters and digits, after a key name with `vault` or
+# `token` in it (`VAULT_TOKEN=`, `"client_token":`, `X-Vault-Token:`), or spaces after it (the table
+# `vault login` prints).
+_VAULT_LEGACY_TOKEN = re.compile(
+    rf"(?i)(?:vault|token){_NAME_TAIL}(?:{_ASSIGN}|[ \t]+)(s\.[a-z0-9]{{24}}){_END}"
+)
+
+
+def _vault_legacy_token(text: str, position: int) -> Iterable[Span]:
+    if text.find("s.", position, position + 120) < 0:
+        return _NONE  # checked first: most key names with `token` in them hold other values
+    match = _VAULT_LEGACY_TOKEN.match(text, position)
+    return (match.span(1),) if match else _NONE
 
 
 # ---- vendor formats with a distinctive prefix or shape --------------------------------------------
@@ -287,7 +344,10 @@ _VENDOR_TOKENS = (
     _token("dynatrace-api-token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", ("dt0c01.",)),
     _token("easypost-api-token", r"EZAK[A-Za-z0-9]{54}(?![A-Za-z0-9])", ("EZAK",), case_sensitive=True),
     _token("easypost-test-api-token", r"EZTK[A-Za-z0-9]{54}(?![A-Za-z0-9])", ("EZTK",), case_sensitive=True),
-    _token("facebook-page-access-token", r"EAA[MC][A-Za-z0-9]{100,}", ("EAAM", "EAAC"), case_sensitive=True),
+    # `<app id>|<app secret>` (an app access token, also URL-encoded), found from its `|`
+    Rule("facebook-app-access-token", ("|", "%7c"), _facebook_app_token),
+    # user and page access tokens: `EAA`, then the app's and the token's own characters
+    _token("facebook-page-access-token", r"EAA[A-Za-z0-9]{100,}", ("EAA",), case_sensitive=True),
     _token("flutterwave-public-key", r"FLWPUBK(?:_TEST)?-[a-h0-9]{32}-X", ("FLWPUBK",), case_sensitive=True),
     _token("flutterwave-secret-key", r"FLWSECK(?:_TEST)?-[a-h0-9]{32}-X", ("FLWSECK",), case_sensitive=True),
     _token(
@@ -343,12 +403,7 @@ _VENDOR_TOKENS = (
         "hashicorp-tf-api-token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}", (".atlasv1.",), lead=14
     ),
     _token("heroku-api-key-v2", r"HRKU-AA[0-9A-Za-z_\-]{58}", ("HRKU-",), case_sensitive=True),
-    _token(
-        "huggingface-access-token",
-        r"hf_[A-Za-z0-9]{30,}",
-        ("hf_",),
-        accept=lambda v: not _word_like(v[3:]),
-    ),
+    _token("huggingface-access-token", r"hf_[A-Za-z0-9]{30,}", ("hf_",)),
     _token("huggingface-organization-api-token", r"api_org_[A-Za-z]{34}(?![A-Za-z0-9])", ("api_org_",)),
     _token("infracost-api-token", r"ico-[A-Za-z0-9]{32}(?![A-Za-z0-9])", ("ico-",)),
     _token("intra42-client-secret", r"s-s4t2(?:ud|af)-[a-f0-9]{64}", ("s-s4t2ud-", "s-s4t2af-")),
@@ -380,12 +435,7 @@ _VENDOR_TOKENS = (
     ),
     _token("npm-access-token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", ("npm_",)),
     _token("octopus-deploy-api-key", r"API-[A-Z0-9]{26}(?![A-Za-z0-9])", ("API-",), case_sensitive=True),
-    _token(
-        "openai-api-key",
-        r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}",
-        ("sk-",),
-        accept=lambda value: not _word_like(value[3:]),
-    ),
+    _token("openai-api-key", r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),
     _token("openshift-user-token", r"sha256~[\w\-]{43}(?![\w\-])", ("sha256~",)),
     _token("perplexity-api-key", r"pplx-[A-Za-z0-9]{48}", ("pplx-",)),
     _token(
@@ -704,7 +754,7 @@ _VENDOR_NAMED = (
     _vendor("twitter-access-secret", "twitter", "[a-z0-9]{45}"),
     _vendor("twitter-api-key", "twitter", "[a-z0-9]{25}"),
     _vendor("twitter-api-secret", "twitter", "[a-z0-9]{50}"),
-    _named("vault-service-token-legacy", "vault", r"s\.[a-z0-9]{24}", ("vault",)),
+    Rule("vault-service-token-legacy", ("vault", "token"), _vault_legacy_token),
     _vendor("yandex-access-token", "yandex", r"t1\.[a-z0-9_-]+=*\.[a-z0-9_-]{86}=*"),
     _vendor("yandex-aws-access-token", "yandex", "YC[a-z0-9_-]{38}"),
     _vendor("zendesk-secret-key", "zendesk", "[a-z0-9]{40}"),
@@ -795,22 +845,6 @@ def _uri_credentials(connection: bool) -> Finder:
     return find
 
 
-def _pattern(pattern: str, flags: int = 0, accept: Callable[[str], bool] | None = None) -> Finder:
-    """The last group of `pattern` matched where a keyword starts, if `accept` takes it."""
-    compiled = re.compile(pattern, flags)
-
-    def find(text: str, position: int) -> Iterable[Span]:
-        match = compiled.match(text, position)
-        if match is None:
-            return _NONE
-        group = match.lastindex or 0
-        if accept and not accept(match.group(group)):
-            return _NONE
-        return (match.span(group),)
-
-    return find
-
-
 _QUOTE = r"(?:\\*[\"'])"  # a quote, JSON-escaped once or more (a JSON string inside a tool call)
 # a value that is not a reference to one (`$VAR`, `${{ secrets.X }}`, `<your-token>`, `os.environ`)
 _CODE_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -830,7 +864,37 @@ def secret_value(value: str) -> bool:
         and bare.lower() not in _NOT_SECRETS
         and not bare.startswith(("$", "[REDACTED", "{{", "<", "%(", "#{"))
         and not _CODE_REFERENCE.fullmatch(bare)
+        and not _locator(bare)
     )
+
+
+# A value that only says where a secret is kept (JM-REDACT-071): a path or URI of at least three
+# names and two `/` (`op://Private/GitHub/credential`, `vault:secret/data/app#key`,
+# `projects/1/secrets/db/versions/2`, `/run/secrets/db_password`). A name is a number, a word of at
+# most three letters, or words (`personal`, `GitHub`, `KeyVault`, `API`) with up to three digits
+# after them: each word has a vowel and no four consonants in a row, as generated text seldom does.
+_LOCATOR_CHARS = re.compile(r"[A-Za-z0-9_.\-/:#@()=;]+")
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+_LETTERS_THEN_DIGITS = re.compile(r"([A-Za-z]+)\d{0,3}")
+_WORD_PIECE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]")
+_SPOKEN = re.compile(r"(?i)(?=.*[aeiouy])(?!.*[^aeiouy]{4})[a-z]{2,}|[A-Z]{2,}")
+
+
+def _name_run(run: str) -> bool:
+    if run.isdigit():
+        return True
+    letters = _LETTERS_THEN_DIGITS.fullmatch(run)
+    if letters is None:
+        return False
+    word = letters.group(1)
+    return len(word) <= 3 or all(_SPOKEN.fullmatch(piece) for piece in _WORD_PIECE.findall(word))
+
+
+def _locator(value: str) -> bool:
+    if value.count("/") < 2 or not _LOCATOR_CHARS.fullmatch(value):
+        return False
+    runs = _ALNUM_RUN.findall(value)
+    return len(runs) >= 3 and all(_name_run(run) for run in runs)
 
 
 _ESCAPED_VALUE = r'\\+"((?:[^"\\\n]|\\(?!\\*[nrt"]))*)\\+"'
@@ -846,7 +910,8 @@ _ASSIGNMENT = re.compile(
 # value is no secret: `secretName: db-credentials`, `token_url`, `API_KEY_HEADER`, `PASSWORD_HASHER`.
 _QUALIFIED = re.compile(
     r"(?i).*(?:name|names|ref|id|ids|url|uri|endpoint|path|file|dir|header|method|type|hasher|algorithm"
-    r"|length|ttl|expiry|expires|timeout|policy|field|prefix|env|var|mode|format|scope|provider|label)"
+    r"|length|ttl|expiry|expires|timeout|policy|field|prefix|env|var|mode|format|scope|provider|label"
+    r"|cmd|command|eval)"
 )
 
 
@@ -870,6 +935,20 @@ def _generic_value(value: str) -> bool:
     )
 
 
+def _in_substitution(text: str, position: int) -> bool:
+    """Whether `position` is inside a command substitution (`$(…)`, backticks) opened on its line."""
+    start = max(0, position - 512)
+    line = text[text.rfind("\n", start, position) + 1 or start : position]
+    return line.count("$(") > line.count(")") or line.count("\x60") % 2 == 1
+
+
+def _names_a_secret(text: str, position: int, value: str) -> bool:
+    """Whether `value`, found at `position`, is the name of a secret that a command fetches: words
+    joined by `-`, `_` or `.` inside a command substitution (`$(gcloud secrets versions access
+    latest --secret=django-key)`, `` `vault read -field=key secret/app` ``)."""
+    return _word_like(value.rstrip(")")) and _in_substitution(text, position)
+
+
 def _assignment(text: str, position: int) -> Iterable[Span]:
     if text[position : position + 4].lower() == "pass" and not _name_starts(text, position):
         return _NONE  # "bypass", "compass", "BYPASS" (but "dbPassword" and "DB_PASS" are key names)
@@ -879,7 +958,10 @@ def _assignment(text: str, position: int) -> Iterable[Span]:
     group = match.lastindex or 0
     if group == 5 and text.startswith("(", match.end()):
         return _NONE  # a bare value that is called is a function: `token = generate_token(user)`
-    return (match.span(group),) if secret_value(match.group(group)) else _NONE
+    value = match.group(group)
+    if not secret_value(value) or _names_a_secret(text, position, value):
+        return _NONE
+    return (match.span(group),)
 
 
 # A credential name and a generated-looking value in the other ways text puts them side by side: a
@@ -943,7 +1025,10 @@ _NETRC = re.compile(
 _IDENTIFIED_BY = re.compile(r"(?i)identified[ \t]+by[ \t]+\\*[\"'\x60]([^\"'\x60\\\n]+)")
 
 
-_CURL_USER = re.compile(rf"(?i)curl\b[^\n]*?\s(?:-u\s*|--user(?:\s+|=)){_QUOTE}?[^\s\"':\\]*:([^\s\"'\\]+)")
+# `-u` anywhere in the command, which `\` at a line's end continues on the next line
+_CURL_USER = re.compile(
+    rf"(?i)curl\b(?:\\\r?\n|[^\n])*?\s(?:-u\s*|--user(?:\s+|=)){_QUOTE}?[^\s\"':\\]*:([^\s\"'\\]+)"
+)
 _HEADER_VALUE = r"([^\s\"',;\\]{8,})"
 _COOKIE = re.compile(r"(?i)(?:set-)?cookie:[ \t]*((?:[^\r\n\\]|\\(?![nr]))*)")
 _COOKIE_PAIR = re.compile(r"([\w.\-]+)=([^;\s\"\\]+)")
@@ -984,6 +1069,17 @@ _CLI_FLAG = re.compile(
     r"(?:=|[ \t]+)"
     rf"{_QUOTE}?([^\s\"'\\]{{8,}})"
 )
+
+
+def _cli_secret_flag(text: str, position: int) -> Iterable[Span]:
+    """A secret flag's value; in a command that fetches a secret (`$(gcloud secrets versions access
+    latest --secret=django-key)`), a value of words joined by `-`, `_` or `.` names the secret."""
+    match = _CLI_FLAG.match(text, position)
+    if match is None or _names_a_secret(text, position, match.group(1)):
+        return _NONE
+    return (match.span(1),)
+
+
 _SHORT_PASSWORD = re.compile(rf" -p(?:[ \t]+)?{_QUOTE}?([^\s\"'\\\-][^\s\"'\\]{{7,}})")
 
 
@@ -1077,7 +1173,7 @@ _FAMILIES = (
             "--auth-token",
             "--access-token",
         ),
-        _pattern(_CLI_FLAG.pattern),
+        _cli_secret_flag,
     ),
     Rule("cli-secret-flag", (" -p",), _short_password, case_sensitive=True),
     Rule("kubernetes-secret-yaml", ("data:",), _kubernetes_secret),

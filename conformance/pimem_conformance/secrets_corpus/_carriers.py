@@ -237,6 +237,16 @@ def _family_forms(rng: random.Random, kind: Kind, secret: str) -> dict[str, str]
             "json-escaped": '{"command":"curl -s -u ' + f"{user}:{secret}" + " https://" + host + '/v1"}',
             "shell": f"curl --user {user}:{secret} https://{host}/upload",
         },
+        "curl-auth-user-continued": {
+            "shell": f"curl https://{host}/v1/items \\\n  -H 'Accept: application/json' \\\n"
+            f"  -d '{{}}' \\\n  -u {user}:{secret}",
+            "json-escaped": '{"command":"'
+            + _escaped(f"curl -X POST https://{host}/upload \\\n  -H 'Content-Type: text/plain' \\\n")
+            + _escaped(f"  --user {user}:{secret} \\\n  -d @body.txt")
+            + '"}',
+            "plain": f"ran\ncurl -s https://{host}/v1 \\\r\n  -H 'Accept: */*' \\\r\n"
+            f"  -u {user}:{secret}\nand it worked",
+        },
         "curl-auth-header": {
             "shell": f'curl -H "Authorization: Bearer {secret}" https://{host}/v1',
             "json-escaped": '{"command":"curl -H \\"Authorization: Bearer '

@@ -552,6 +552,40 @@ _PASSWORDS = (
     Kind("sql-password", "sql-password", (f"{_SPEC}sql-password",), _templates("{n:12}{d:2}"), family=True),
 )
 
+# Formats tried from their public descriptions that leaked (since 0.2.0, JM-REDACT-072): Facebook's
+# app access token (app id, `|`, app secret) and user access tokens (`EAA…`), the legacy Vault
+# service token under a key name that only says `token`, and curl's `-u` lines after `curl`.
+_PUBLIC_FORMATS = (
+    _bare(
+        "facebook-app-access-token",
+        "{d:15}|{h:32}",
+        "{d:16}|{h:32}",
+        sources=("gitleaks:facebook-access-token", "provider:facebook"),
+    ),
+    _bare(
+        "facebook-user-access-token",
+        "EAAG{n:150,200}",
+        "EAAJ{n:120}",
+        marker="facebook-page-access-token",
+        sources=("gitleaks:facebook-page-access-token", "provider:facebook"),
+    ),
+    _named(
+        "vault-service-token-legacy-token-key",
+        "",
+        "s.{n:24}",
+        marker="vault-service-token-legacy",
+        sources=("gitleaks:vault-service-token", "provider:vault"),
+        names=("token", "client_token", "clientToken", "auth.client_token", "VAULT_TOKEN"),
+    ),
+    Kind(
+        "curl-auth-user-continued",
+        "curl-auth-user",
+        ("gitleaks:curl-auth-user", "provider:curl"),
+        _templates("{n:10}{d:2}"),
+        family=True,
+    ),
+)
+
 _GENERIC_FAMILIES = (
     "assignment",
     "generic-api-key",
@@ -597,6 +631,6 @@ def _with_sources(kind: Kind) -> Kind:
 
 KINDS: tuple[Kind, ...] = tuple(
     _with_sources(replace(kind, also=tuple(c for c in _ALSO.get(kind.id, ()) if c != kind.marker)))
-    for kind in (*_BARE, *_NAMED, *_SPECIAL, *_PASSWORDS)
+    for kind in (*_BARE, *_NAMED, *_SPECIAL, *_PASSWORDS, *_PUBLIC_FORMATS)
     if kind.make(random.Random(0)) != "x"
 )

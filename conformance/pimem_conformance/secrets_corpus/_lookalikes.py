@@ -445,6 +445,74 @@ def _public_certificate(rng: random.Random) -> tuple[str, str]:
     return _in(rng, ["{s}", "ca.crt:\n{s}"], value)
 
 
+# Identifier-shaped look-alikes (since 0.2.0, JM-REDACT-071): names that only start like a token,
+# content hashes in URL paths, and values that only say where a secret is kept.
+_TOKEN_PREFIXES = (
+    *("ghp_", "github_pat_", "glpat-", "gldt-", "glrt-", "xoxb-", "xoxp-", "xoxa-", "xoxb_", "sk_live_"),
+    *("rk_test_", "sk-", "hf_", "dckr_pat_", "pscale_tkn_", "sb_secret_", "sq0atp-", "npm_", "ya29."),
+)
+_NAME_WORDS = (
+    *("config", "loader", "event", "handler", "registry", "settings", "panel", "component", "mode"),
+    *("enabled", "helpers", "session", "manager", "client", "factory", "webhook", "signature"),
+    *("verifier", "parser", "state", "mirror", "rotation", "scheduler", "service", "v2", "utils"),
+)
+
+
+def _token_prefixed_name(rng: random.Random) -> tuple[str, str]:
+    prefix = rng.choice(_TOKEN_PREFIXES)
+    joiner = rng.choice("_-.") if prefix[-1] != "." else rng.choice("_-")
+    value = prefix + joiner.join(rng.sample(_NAME_WORDS, rng.randint(3, 6)))
+    templates = [
+        "cat src/{s}.ts",
+        "python {s}.py --dry-run",
+        "open components/{s}.vue",
+        "docker compose run {s}",
+        "from {s} import load",
+        "def {s}(self):",
+        "see docs/{s}.md",
+    ]
+    if joiner == "." or "-" in value:  # not a Python name
+        templates = [t for t in templates if not t.startswith(("from", "def"))]
+    return _in(rng, templates, value)
+
+
+def _hex_in_url_path(rng: random.Random) -> tuple[str, str]:
+    digest = _pick(rng, HEX, rng.choice([32, 40, 64]))
+    value = rng.choice(
+        [
+            f"https://ci.example.com/builds/{digest}/log",
+            f"https://registry.example.com/v2/app/blobs/sha256:{digest}",
+            f"https://cdn.example.com/cache/{digest}.tar.gz",
+            f"https://github.com/acme/app/commit/{digest}",
+            f"https://example.com/token/{digest}/download",
+            f"https://artifacts.example.org/secrets-scan/{digest}/report.json",
+        ]
+    )
+    return _in(rng, ["GET {s} 200", "see {s}", "curl -sSfL {s} -o out", '"url": "{s}"'], value)
+
+
+def _secret_store_reference(rng: random.Random) -> tuple[str, str]:
+    item = rng.choice(["github", "postgres", "openai", "deploy", "stripe"])
+    value = rng.choice(
+        [
+            f"API_KEY=`vault read -field=key secret/{item}`",
+            f"export DB_PASSWORD=$(aws secretsmanager get-secret-value --secret-id prod/{item}"
+            " --query SecretString --output text)",
+            f'export GITHUB_TOKEN="$(op read op://Engineering/{item}/credential)"',
+            f"token: op://Private/{item}/password",
+            f"OPENAI_API_KEY=op://dev/{item}/api-key",
+            f'SECRET_KEY="$(gcloud secrets versions access latest --secret={item}-secret-key)"',
+            f"client_secret: vault:secret/data/{item}#client_secret",
+            f"token: projects/123456789/secrets/{item}-token/versions/latest",
+            f'password: "/run/secrets/{item}_password"',
+            f'imap-passwd-cmd = "pass show mail/{item}"',
+            f"export NPM_TOKEN=$(doppler secrets get {item.upper()}_TOKEN --plain)",
+            f"API_TOKEN=$(security find-generic-password -a ci -s {item}-token -w)",
+        ]
+    )
+    return _in(rng, ["{s}", "run: {s}", "# in CI: {s}"], value)
+
+
 NEAR_MISS_KINDS: dict[str, Maker] = {
     **_FIRST_KINDS,
     "prefixed-identifier": _prefixed_identifier,
@@ -456,6 +524,9 @@ NEAR_MISS_KINDS: dict[str, Maker] = {
     "benign-headers": _benign_cookie_and_headers,
     "key-names-with-words": _key_names_with_words,
     "public-certificate": _public_certificate,
+    "token-prefixed-name": _token_prefixed_name,
+    "hex-in-url-path": _hex_in_url_path,
+    "secret-store-reference": _secret_store_reference,
 }
 
 
