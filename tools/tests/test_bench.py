@@ -379,6 +379,7 @@ def test_against_runs_each_tree_from_its_own_export_on_the_same_queries(tmp_path
     assert work_block(ours.work, categories) == work_block(theirs.work, categories)
     total = work_block(ours.work, categories)["by_category"]["all"]
     assert total["sql"] > 0 and total["match"] > 0 and total["calls"] > 0 and total["lines"] > 0
+    assert total["match_rows"] > 0 and total["inner_sql"] > 0  # rows of MATCH told from FTS5's own reads
 
 
 def test_a_cached_corpus_is_reused_only_while_the_generator_writes_the_same_probe(tmp_path: Path) -> None:

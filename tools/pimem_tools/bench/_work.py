@@ -2,10 +2,11 @@
 
 While a `WorkCounter` counts (in the searching process, around one tool call, never around a timed
 one):
-- `sql`: SQL statements SQLite started on the reference's connections (`trace_v2` STMT events),
-  and `match` those whose text holds `MATCH` (FTS5 lookups);
-- `rows`: rows those statements stepped out (ROW events), and `match_rows` the rows of MATCH
-  statements (each ROW counted for the statement that last started);
+- `sql`: SQL statements the reference started on its connections (`trace_v2` STMT events that are
+  no trigger), `match` those whose text holds `MATCH` (FTS5 lookups), and `inner_sql` the
+  statements SQLite ran inside them (FTS5 reading its shadow tables: doclist and segment reads);
+- `rows`: rows the reference's statements stepped out (ROW events, by statement id), and
+  `match_rows` the rows of MATCH statements;
 - `lines`: journal lines read at a pointer (calls of `pimem._journals.read_line_at`, the one
   function both the old and new trees read a line with);
 - `calls`: Python function calls made in the reference's own modules (`sys.setprofile` `call`
@@ -31,7 +32,7 @@ import apsw
 
 __all__ = ["COUNTS", "WorkCounter"]
 
-COUNTS = ("sql", "match", "rows", "match_rows", "lines", "calls")
+COUNTS = ("sql", "match", "inner_sql", "rows", "match_rows", "lines", "calls")
 _TRACE_MASK = apsw.SQLITE_TRACE_STMT | apsw.SQLITE_TRACE_ROW
 
 
@@ -41,17 +42,24 @@ class WorkCounter:
         apsw.connection_hooks.append(self._connections.add)
         self._counts: Counter[str] = Counter()
         self._by_function: Counter[str] = Counter()
-        self._in_match = False
+        self._kind: dict[int, str] = {}  # statement id -> what its last start was
 
     def _trace(self, event: dict[str, Any]) -> None:
+        statement = event["id"]
         if event["code"] == apsw.SQLITE_TRACE_STMT:
-            sql = str(event.get("sql") or "")
-            self._in_match = "MATCH" in sql.upper()
+            if event.get("trigger"):  # SQLite's own statements inside one (FTS5's shadow tables)
+                self._kind[statement] = "inner"
+                self._counts["inner_sql"] += 1
+                return
+            match = "MATCH" in str(event.get("sql") or "").upper()
+            self._kind[statement] = "match" if match else "sql"
             self._counts["sql"] += 1
-            self._counts["match"] += self._in_match
-        else:
+            self._counts["match"] += match
+            return
+        kind = self._kind.get(statement)
+        if kind != "inner":
             self._counts["rows"] += 1
-            self._counts["match_rows"] += self._in_match
+            self._counts["match_rows"] += kind == "match"
 
     def _profile(self, frame: FrameType, event: str, _arg: Any) -> None:
         if event != "call":
