@@ -1,5 +1,5 @@
 """SQLite off the memory's own path: the doctor's checks, the tokenizer's terms for the quality
-tests, the benchmark's bare MATCH, and deliberate damage for the tests that prove recovery.
+tests, and deliberate damage for the tests that prove recovery.
 
 No answer of the memory (a tool call, an event, a command's result) depends on anything here, so
 it is kept apart from `_store`, which holds every statement those answers run; the two are the
@@ -13,7 +13,6 @@ import apsw
 from ._store import _TERMS, IndexedJournal, Store
 
 __all__ = [
-    "bare_candidates_sql",
     "fill_up",
     "fts5_tokens",
     "indexed_journals",
@@ -61,12 +60,6 @@ def fts5_tokens(texts: list[str], tokenizer: str) -> list[list[str]]:
         return found
     finally:
         db.close()
-
-
-def bare_candidates_sql(cap: int) -> str:
-    """The FTS5 MATCH alone behind `Store.candidates`: the newest matching rowids, with no join,
-    scope or filter (the benchmark's search floor runs it on the same expressions, and prints it)."""
-    return f"SELECT rowid FROM terms WHERE terms MATCH ? ORDER BY rowid DESC LIMIT {int(cap)}"
 
 
 def paths_with_skipped_lines(store: Store) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import operator
 import statistics
 import subprocess
@@ -29,13 +30,13 @@ COMPARE = {"at_least": operator.ge, "at_most": operator.le}
 RESULT_KEYS = {
     "format", "command", "measured_at", "machine", "trees", "corpus", "indexing", "ceiling", "stages",
     "search", "read", "append", "ripgrep", "rebuild", "scaling", "pi_startup", "targets",
-    "viewer_search", "quality", "phases", "recheck",
+    "viewer_search", "quality", "phases", "recheck", "against",
 }  # fmt: skip
 GIB = 1 << 30
 
 
 def _point(data: dict[str, Any], requested: int) -> dict[str, Any]:
-    by_size = {point["requested_bytes"]: point for point in data["scaling"]}
+    by_size: dict[int, dict[str, Any]] = {point["requested_bytes"]: point for point in data["scaling"]}
     return by_size.get(requested, by_size[data["corpus"]["requested_bytes"]])
 
 
@@ -83,7 +84,56 @@ def _recomputed_values(data: dict[str, Any]) -> dict[str, float | None]:
     )
     values["quality_exact_at_1"] = worst(lambda s: s["reference"]["exact"]["recall_at_1"])
     values["quality_scripts_recall10"] = worst(lambda s: r10(s, "reference", "scripts"))
+    values.update(_recomputed_ratios(data))
     return values
+
+
+def _linear(samples: list[float], fraction: float) -> float:
+    """The percentile by linear interpolation between closest ranks, written out here."""
+    ordered = sorted(samples)
+    rank = (len(ordered) - 1) * fraction
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _recomputed_ratios(data: dict[str, Any]) -> dict[str, float | None]:
+    """HEAD / the last committed run's tree, p50 and p99 per category and overall, from the samples."""
+    baseline = next((b for b in data.get("against", []) if "baseline" in b["role"]), None)
+    categories = data["search"]["categories"]
+    values: dict[str, float | None] = {}
+    for category in [*dict.fromkeys(categories), "all"]:
+        for name, fraction in (("p50", 0.5), ("p99", 0.99)):
+            key = f"search_{name}_ratio_{category}"
+            if baseline is None:
+                values[key] = None
+                continue
+            pairs = zip(data["search"]["samples_ms"], baseline["samples_ms"], categories, strict=True)
+            chosen = [(ours, theirs) for ours, theirs, c in pairs if category in (c, "all")]
+            ours, theirs = [o for o, _ in chosen], [t for _, t in chosen]
+            values[key] = _linear(ours, fraction) / _linear(theirs, fraction)
+    return values
+
+
+def _check_ratio_rows(data: dict[str, Any], markdown: str) -> None:
+    """Every ratio target is a row of latest.md's target table with the value latest.json holds, and
+    the comparison it comes from has its section, naming the baseline's tree."""
+    ratios = [target for target in TARGETS if target.name.startswith("search_") and "_ratio_" in target.name]
+    assert len(ratios) == 2 * (len(set(data["search"]["categories"])) + 1)
+    rows = {line.split(" | ")[0].removeprefix("| "): line for line in markdown.splitlines()}
+    for target in ratios:
+        row = data["targets"][target.name]
+        line = rows[target.description]
+        assert row["target"] == 1.1 and row["direction"] == "at_most"
+        if row["value"] is not None:
+            assert f"| {row['value']:.3g}x |" in line, line
+        assert line.endswith(
+            "| yes |" if row["met"] else ("| not measured |" if row["value"] is None else "| **no** |")
+        )
+    baseline = next((b for b in data.get("against", []) if "baseline" in b["role"]), None)
+    if baseline is not None:
+        assert f"### HEAD / {baseline['label']} (" in markdown
+        assert str(baseline["reference"])[:12] in markdown
 
 
 def _check_values(data: dict[str, Any]) -> None:
@@ -177,12 +227,20 @@ def test_a_small_run_writes_json_markdown_and_a_png(tmp_path: Path) -> None:
         assert target.description in markdown
     for sql in data["search"]["floor"]["sql"]:
         assert sql in markdown
+    assert data["search"]["floor"]["table"] in markdown
+    # the floor's statement of each query is derived from the query text alone
+    from pimem_tools.bench._floor import floor_match
+
+    assert data["search"]["floor"]["matches"] == [
+        floor_match(a["query"]) for a in data["search"]["arguments"]
+    ]
+    _check_ratio_rows(data, markdown)
     assert "Seed B, recall at 10:" in markdown
 
     assert (out / "latest.png").read_bytes().startswith(PNG_SIGNATURE)
-    table = render_table(data)
-    assert table.startswith(BEGIN) and table.endswith(END)
-    assert "2.37 GB" in table and "36.8 GB" in table and "not in this run" in table
+    readme_table = render_table(data)
+    assert readme_table.startswith(BEGIN) and readme_table.endswith(END)
+    assert "2.37 GB" in readme_table and "36.8 GB" in readme_table and "not in this run" in readme_table
 
 
 def _git(*argv: str) -> str:
@@ -196,6 +254,10 @@ def test_committed_results_recompute_and_match_the_committed_trees() -> None:
     _check_targets(data["targets"], predating=True)
     if data["format"] >= 2:
         _check_values(data)
+    if "against" in data:
+        _check_ratio_rows(data, (LATEST.parent / "latest.md").read_text())
+    else:
+        warnings.warn("benchmark results predate the same-run ratio targets", stacklevel=1)
     assert data["corpus"]["bytes"] >= 1 << 30, "latest.json must come from a full 1 GiB run"
     trees = data["trees"]
     assert trees["clean"], f"measured with uncommitted changes: {trees['dirty_paths']}"
@@ -240,46 +302,84 @@ def test_the_readme_performance_table_is_the_one_rendered_from_the_committed_res
     )
 
 
-def test_the_floor_yields_the_candidate_rowids_the_reference_ranks(tmp_path: Path) -> None:
-    """The floor's bare MATCH, on the expressions a search recorded, gives the same rowids as the
-    store's candidate query in global scope without filters: it is the floor of that very step."""
-    from pimem._store import Filters, Store
-    from pimem_tools.bench._corpus import ensure_corpus
-    from pimem_tools.bench._reference import (
-        INDEX_FILE,
-        SearchFloor,
-        ToolClient,
-        index_argv,
-        isolated_env,
-        recorded_candidate_matches,
-        run_pimem,
+def test_the_floor_terms_and_match_come_from_the_text_alone() -> None:
+    from pimem_tools.bench._floor import floor_match, floor_terms
+
+    assert floor_terms("Parser_retry: CACHE-miss") == ["parser", "retry", "cache", "miss"]
+    # a script without spaces: overlapping pairs; a lone character stays; NFC before anything
+    assert floor_terms("x数据库y 中") == ["x", "数据", "据库", "y", "中"]
+    assert floor_terms("cafe\u0301") == ["café"]
+    assert floor_match("Retry the retry 数据") == '"retry" OR "the" OR "数据"'
+    assert floor_match("?! --") is None
+
+
+def test_the_floor_table_finds_every_text_holding_some_term_of_the_query(tmp_path: Path) -> None:
+    from pimem_tools.bench._floor import Floor, build_floor, floor_match
+
+    texts = ["the parser failed", "retry later", "数据库 connection", "nothing here"]
+    built = build_floor(texts, tmp_path / "floor.db")
+    assert built.entries == 4
+    floor = Floor(tmp_path / "floor.db")
+    try:
+        assert floor.rowids(floor_match("parser retry")) == [2, 1]  # newest (highest rowid) first
+        assert floor.rowids(floor_match("据库")) == [3]
+        assert floor.rowids(floor_match("absentword")) == []
+        assert floor.rowids(None) == []
+    finally:
+        floor.close()
+
+
+def test_against_runs_each_tree_from_its_own_export_on_the_same_queries(tmp_path: Path) -> None:
+    """Two trees through the same seam, query by query: HEAD's reference/ and an export of it. The
+    same code must do the same work (the counts are deterministic), each from its own folder."""
+    from pimem_tools.bench._against import (
+        Searcher,
+        Tree,
+        export_reference,
+        index_with,
+        run_interleaved,
+        work_block,
     )  # fmt: skip
+    from pimem_tools.bench._corpus import ensure_corpus
+    from pimem_tools.bench._floor import Floor, build_floor, floor_match
+    from pimem_tools.bench._queries import Query
+    from pimem_tools.bench._reference import extracted_entries
     from pimem_tools.bench._run import _workspace
 
     corpus = ensure_corpus(tmp_path, 1_500_000, seed=5)
-    state = tmp_path / "state"
-    state.mkdir()
-    run_pimem(index_argv(corpus, state), isolated_env(state))
-    client = ToolClient(_workspace(corpus, state, corpus.journals[0]), "2027-06-01T00:00:00Z")
-    recorded: list[tuple[str, int]] = []
-    for query in ("parser retry", "cursor", "compare hash zzqqxxnothing", "数据库"):
-        with recorded_candidate_matches() as matches:
-            client.tool({"action": "search", "query": query, "scope": "global"})
-        recorded += matches
-    client.close()
-    assert len(recorded) >= 4
-    assert len({match for match, _ in recorded}) >= 4
-    floor, store = SearchFloor(state), Store(str(state / INDEX_FILE))
+    head = Tree("HEAD", None, None, REPO / "reference")
+    other = export_reference(REPO, "HEAD", tmp_path / "cache", label="exported")
+    assert other.reference == _git("rev-parse", "HEAD:reference") and (other.root / "pimem").is_dir()
+    queries = [
+        Query(category, {"action": "search", "query": text, "scope": "global"})
+        for category, text in (("rare", "cursor"), ("multi", "parser retry"), ("fallback", "hash zzqqxx"))
+    ]
+    searchers = []
+    for tree in (head, other):
+        state = tmp_path / f"state-{tree.label}"
+        state.mkdir()
+        index_with(tree, corpus, state)
+        workspace = _workspace(corpus, state, corpus.journals[0])
+        searchers.append(Searcher(tree, workspace, "2027-06-01T00:00:00Z", queries, tmp_path))
+    assert [s.pimem for s in searchers] == [(REPO / "reference" / "pimem").resolve(), other.root / "pimem"]
+    texts = (entry.text for path in corpus.journals for entry in extracted_entries(str(path)))
+    build_floor(texts, tmp_path / "floor.db")
+    floor = Floor(tmp_path / "floor.db")
     try:
-        found = floor.rowids(recorded)
-        for (match, cap), rowids in zip(recorded, found, strict=True):
-            hits = store.candidates(match, None, Filters(None, None, None), cap, shortest_first=False)
-            expected = [c.rowid for c in hits]
-            assert rowids == expected, match
-        assert any(found), "no recorded expression matched anything: the comparison proves nothing"
+        answers, floor_ms = run_interleaved(
+            searchers, queries, floor, [floor_match(q.arguments["query"]) for q in queries]
+        )
     finally:
         floor.close()
-        store.close()
+    assert len(floor_ms) == len(queries)
+    ours, theirs = answers
+    assert len(ours.samples_ms) == len(theirs.samples_ms) == len(ours.cpu_ms) == len(queries)
+    assert ours.matches == theirs.matches and ours.hits == theirs.hits
+    categories = [q.category for q in queries]
+    assert work_block(ours.work, categories) == work_block(theirs.work, categories)
+    total = work_block(ours.work, categories)["by_category"]["all"]
+    assert total["sql"] > 0 and total["match"] > 0 and total["calls"] > 0 and total["lines"] > 0
+    assert total["match_rows"] > 0 and total["inner_sql"] > 0  # rows of MATCH told from FTS5's own reads
 
 
 def test_a_cached_corpus_is_reused_only_while_the_generator_writes_the_same_probe(tmp_path: Path) -> None:

@@ -12,12 +12,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 TREES = ("reference", "conformance", "tools")
 SQLITE_MODULES = {"apsw", "sqlite3"}
-# the store, and the bench's ceiling (a bare FTS5 table) and its read of the reference's FTS5 options
+# the store, and the bench's ceiling (a bare FTS5 table), its read of the reference's FTS5 options,
+# its floor (a bare FTS5 table of its own) and its count of the statements a search runs
 SQLITE_OWNERS = {
     "reference/pimem/_store.py",
     "reference/pimem/_store_checks.py",  # what no answer of the memory runs: the doctor's checks, test damage
     "tools/pimem_tools/bench/_ceiling.py",
+    "tools/pimem_tools/bench/_floor.py",
     "tools/pimem_tools/bench/_reference.py",
+    "tools/pimem_tools/bench/_work.py",
 }
 SQL_STATEMENT = re.compile(
     r"\bSELECT\b.*\bFROM\b|\bINSERT\s+(OR\s+\w+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b"

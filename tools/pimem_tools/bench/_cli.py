@@ -11,6 +11,9 @@ pimem-bench --size 10GiB          another corpus size (curve: the default points
 pimem-bench --quality             search quality only: the generated question set (seeds A and B),
                                   the reference beside BM25 baselines and ripgrep, into
                                   .cache/bench-results/quality.{json,md}
+pimem-bench --against f1d43e4     the full run, with f1d43e4's reference/ tree also timed beside HEAD's
+                                  (same corpus, queries and floor, query by query): HEAD / f1d43e4
+                                  ratios per category; the last committed run's tree always is
 pimem-bench --readme              rewrite the README's performance table from the committed
                                   tools/bench/results/latest.json (no measuring)
 """
@@ -25,6 +28,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from pimem_tools.bench._against import committed_baseline
 from pimem_tools.bench._git import RESULTS_RELPATH, export_commit, head_commit
 from pimem_tools.bench._readme import update_readme
 from pimem_tools.bench._report import write_outputs
@@ -125,6 +129,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cache-dir", type=Path, help="where corpora are kept (default: <repo>/.cache)")
     parser.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        metavar="REV",
+        help="also time REV's reference/ tree beside HEAD's, query by query, and report HEAD / REV"
+        " ratios (repeatable); the last committed run's tree is always timed, as the ratio targets'"
+        " baseline",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="the ratio targets' baseline (default: the commit the committed latest.json measured)",
+    )
+    parser.add_argument(
         "--working-tree", action="store_true", help="measure the checkout as it is, not HEAD's commit"
     )
     arguments = sys.argv[1:] if argv is None else argv
@@ -162,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         command=command,
         pi_startup_runs=args.pi_runs if args.pi_runs is not None else (FULL_PI_RUNS if full_run else 5),
         quality=not args.no_quality,
+        against=tuple(args.against),
+        baseline=args.baseline or committed_baseline(repo, RESULTS_RELPATH),
     )
     result = run(options)
     for path in write_outputs(result, out):

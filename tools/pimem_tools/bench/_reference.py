@@ -1,14 +1,12 @@
 """The one narrow seam between the benchmark and the reference implementation.
 
-Four ways in, each the way a user or Pi would meet the code:
+Three ways in, each the way a user or Pi would meet the code:
 - `pimem index` / `pimem rebuild` as subprocesses (timed, with the peak RSS of the process tree);
   the search query set is also run once in a subprocess, for its peak RSS;
 - `ToolClient`: the in-process `pimem._serve:ProtocolServer`, driven with the protocol's messages, the
   same code `pimem serve` runs for the Pi extension;
 - `extracted_entries` / `redact` / `index_terms`: the reference's own extraction, redaction and term
-  maker, called stage by stage for the ceiling and the where-the-time-goes figures;
-- `recorded_candidate_matches` and `SearchFloor`: the FTS5 expressions the reference's search hands
-  its store for candidates, and the store's bare candidate MATCH run on them alone (the floor).
+  maker, called stage by stage for the ceiling and the where-the-time-goes figures.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IndexRun",
-    "SearchFloor",
     "ToolClient",
     "extracted_entries",
     "fts_options",
@@ -44,11 +40,11 @@ __all__ = [
     "index_terms",
     "isolated_env",
     "rebuild_argv",
-    "recorded_candidate_matches",
     "redact",
     "run_measured",
     "run_pimem",
     "sqlite_version",
+    "tree_peak_bytes",
 ]
 
 INDEX_FILE = "index.sqlite"  # the reference keeps its index at <state_dir>/index.sqlite
@@ -139,7 +135,7 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _tree_peak_bytes(root_pid: int) -> int:
+def tree_peak_bytes(root_pid: int) -> int:
     """The root's own peak (VmHWM) plus what its descendants hold now (VmRSS); 0 once it is gone."""
     try:
         total = _status_kib(root_pid, b"VmHWM:")
@@ -176,7 +172,7 @@ def run_measured(argv: list[str], env: dict[str, str]) -> IndexRun:
     def poll() -> None:
         nonlocal peak
         while not done.wait(0.05):
-            peak = max(peak, _tree_peak_bytes(process.pid))
+            peak = max(peak, tree_peak_bytes(process.pid))
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
@@ -230,53 +226,6 @@ def index_terms(text: str) -> str:
     from pimem._terms import index_text
 
     return index_text(text)
-
-
-@contextmanager
-def recorded_candidate_matches() -> Iterator[list[tuple[str, int]]]:
-    """While inside: every (FTS5 expression, cap) the reference's search asks its store candidates
-    for, in order. Whatever search does to choose them, the floor then runs exactly these."""
-    from pimem._store import Store
-
-    recorded: list[tuple[str, int]] = []
-    original = Store.candidates
-
-    def recording(self: Store, match: str, scope: Any, filters: Any, cap: int, **order: bool) -> Any:
-        recorded.append((match, cap))
-        return original(self, match, scope, filters, cap, **order)
-
-    Store.candidates = recording  # type: ignore[method-assign]
-    try:
-        yield recorded
-    finally:
-        Store.candidates = original  # type: ignore[method-assign]
-
-
-class SearchFloor:
-    """The store's bare candidate MATCH (`pimem._store_checks.bare_candidates_sql`) on a read-only
-    connection to the reference's index: candidate rowids only, no join, ranking, lines, excerpts,
-    redaction or JSON."""
-
-    def __init__(self, state_dir: Path) -> None:
-        from pimem._store_checks import bare_candidates_sql
-
-        self.sql_of = bare_candidates_sql
-        self._db = apsw.Connection(str(state_dir / INDEX_FILE), flags=apsw.SQLITE_OPEN_READONLY)
-
-    def rowids(self, matches: list[tuple[str, int]]) -> list[list[int]]:
-        """The candidate rowids of each of a query's candidate MATCHes."""
-        return [
-            [rowid for (rowid,) in self._db.execute(self.sql_of(cap), (match,))] for match, cap in matches
-        ]
-
-    def time_ms(self, matches: list[tuple[str, int]]) -> float:
-        """Milliseconds to run every one of a query's candidate MATCHes and fetch their rowids."""
-        started = time.perf_counter()
-        self.rowids(matches)
-        return (time.perf_counter() - started) * 1000
-
-    def close(self) -> None:
-        self._db.close()
 
 
 class ToolClient:

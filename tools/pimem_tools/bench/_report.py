@@ -118,16 +118,69 @@ def _measurement_rows(result: dict[str, Any]) -> list[str]:
 
 
 def _floor_lines(search: dict[str, Any]) -> list[str]:
-    statements = search["floor"]["sql"] or ["(no query asked the store for candidates)"]
+    floor = search["floor"]
+    if "table" not in floor:  # a result from before the bench owned its floor
+        return ["The floor of this run: the FTS5 expressions the reference's search asked.", "",
+                "```sql", *floor["sql"], "```"]  # fmt: skip
     return [
-        "For each query, the floor runs exactly the FTS5 expressions the reference's search asked its",
-        "store for candidates (recorded while the tool answered it), each with this statement and",
-        "nothing else: no join, scope, filter, ranking, line reads, excerpts, redaction or JSON.",
+        "The floor does not move with the reference's code: the bench builds its own FTS5 table from",
+        "the corpus's entry texts (as extraction gives them, before redaction) and runs one statement",
+        "per query, whose MATCH expression is derived from the query text alone, frozen with the",
+        "query set (`pimem_tools.bench._floor`). The terms of a text, for the table and the query",
+        "alike: NFC, case-folded; the runs of letters and digits (`_` and everything else",
+        "separates); inside a run, each stretch of a script written without spaces (Thai, Lao, Khmer,",
+        "Myanmar, kana, Han, Hangul syllables) becomes its overlapping character pairs. A query's",
+        "expression is its distinct terms, each double-quoted, joined by `OR` (the any-term match,",
+        'e.g. `"parser" OR "retry"`); filters (kind, dates, project) are not part of it. The',
+        "`ascii` tokenizer keeps each such term one FTS5 token. The expression of every query is in",
+        "latest.json (`search.floor.matches`).",
         "",
         "```sql",
-        *statements,
+        floor["table"],
+        *floor["sql"],
         "```",
     ]
+
+
+def _against_lines(result: dict[str, Any]) -> list[str]:
+    blocks = result.get("against") or []
+    if not blocks:
+        return ["No other `reference/` tree was timed in this run."]
+    lines = [
+        "Each tree below indexed the same corpus with its own code into its own state dir, then",
+        "answered the same queries in a process of its own, through the same seam as HEAD",
+        "(`pimem._serve.ProtocolServer.handle`, each request and response through orjson as over",
+        "`pimem serve`'s pipe); every query went to every tree in turn (the order rotating at each",
+        "query), its floor beside them, so each pair shares the machine's load. Ratios are HEAD's",
+        "figure over the tree's; CPU is the searching thread's CPU time. The work columns sum, over",
+        "the category's queries, SQL statements started, rows stepped by FTS5 MATCH statements,",
+        "journal lines read and Python calls in `pimem` (an untimed second pass: they do not",
+        "depend on the machine).",
+    ]
+    for block in blocks:
+        commit = f"commit `{block['commit'][:12]}`, " if block.get("commit") else ""
+        lines += [
+            "",
+            f"### HEAD / {block['label']} ({block['role']}: {commit}`reference/` tree "
+            f"`{str(block['reference'])[:12]}`)",
+            "",
+            "| query category | p50 HEAD / tree | ratio | p99 HEAD / tree | ratio | CPU p50 ratio |"
+            " SQL HEAD / tree | MATCH rows HEAD / tree | lines read HEAD / tree | Python calls HEAD / tree |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        head_work = result["search"]["work"]["by_category"]
+        their_work = block["work"]["by_category"]
+        for category, row in block["by_category"].items():
+            ours, theirs = head_work[category], their_work[category]
+            lines.append(
+                f"| {category} | {row['head_p50_ms']:.2f} / {row['p50_ms']:.2f} ms | {row['p50_ratio']:.2f}x "
+                f"| {row['head_p99_ms']:.2f} / {row['p99_ms']:.2f} ms | {row['p99_ratio']:.2f}x "
+                f"| {row['cpu_p50_ratio']:.2f}x | {ours['sql']:,} / {theirs['sql']:,} "
+                f"| {ours['match_rows']:,} / {theirs['match_rows']:,} "
+                f"| {ours['lines']:,} / {theirs['lines']:,} "
+                f"| {ours['calls']:,} / {theirs['calls']:,} |"
+            )
+    return lines
 
 
 def _quality_lines(quality: dict[str, Any] | None) -> list[str]:
@@ -218,6 +271,10 @@ def render_markdown(result: dict[str, Any]) -> str:
         "## The search floor",
         "",
         *_floor_lines(result["search"]),
+        "",
+        "## Same-run comparison with other `reference/` trees",
+        "",
+        *_against_lines(result),
         "",
         "## Scaling",
         "",

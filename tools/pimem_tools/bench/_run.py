@@ -18,22 +18,31 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pimem_tools.bench import _reference
+from pimem_tools.bench._against import (
+    Searcher,
+    Tree,
+    TreeAnswers,
+    category_latency,
+    export_reference,
+    index_with,
+    rebuild_with,
+    run_interleaved,
+    work_block,
+)
 from pimem_tools.bench._ceiling import run_stage_pass
 from pimem_tools.bench._corpus import Corpus, ensure_corpus, warm
+from pimem_tools.bench._floor import FLOOR_SQL, FLOOR_TABLE, Floor, build_floor, floor_match
 from pimem_tools.bench._git import RESULTS_RELPATH, MeasuredTrees, measured_trees
 from pimem_tools.bench._latency import (
     RECHECK_SAMPLES,
     RecheckTimes,
-    SearchTimes,
     build_large_journal,
     time_appends,
     time_reads,
@@ -42,6 +51,7 @@ from pimem_tools.bench._latency import (
 )
 from pimem_tools.bench._pi_startup import PI_VERSIONS, PiStartup, measure_pi_startup
 from pimem_tools.bench._queries import Query, TermSample, build_queries, quality_questions
+from pimem_tools.bench._reference import IndexRun
 from pimem_tools.bench._ripgrep import ensure_ripgrep, time_ripgrep
 from pimem_tools.bench._stats import MB, mb_per_s, percentile
 from pimem_tools.bench._targets import target_table, target_values
@@ -67,6 +77,9 @@ class Options:
     command: str
     pi_startup_runs: int  # pairs (0: not measured; else at least 5); each run starts the real Pi once
     quality: bool = True
+    against: tuple[str, ...] = ()  # revisions whose reference/ tree is timed beside HEAD's
+    # The reference/ tree of the last committed run (a commit or tree id): the ratio targets' baseline.
+    baseline: str | None = None
 
 
 # When each progress message of this run was said: the phases a full run's time goes to.
@@ -111,59 +124,82 @@ def _latency_block(samples: list[float]) -> dict[str, float]:
     }
 
 
-@dataclass(frozen=True)
-class Searched:
-    """The query set through the tool in a child process, with the floor of each query beside it."""
-
-    times: SearchTimes
-    floor_ms: list[float]
-    candidate_queries: list[int]
-    floor_sql: list[str]
-    peak_rss_bytes: int
+def _floor_texts(corpus: Corpus) -> Iterator[str]:
+    """The corpus's entry texts, as extraction gives them (before redaction), journal by journal."""
+    for path in corpus.journals:
+        for entry in _reference.extracted_entries(str(path)):
+            yield entry.text
 
 
-def _search_in_child(workspace: dict[str, Any], now: str, queries: list[Query], work: Path) -> Searched:
-    spec, out = work / "search-spec.json", work / "search-out.json"
-    queries_wire = [(q.category, q.arguments) for q in queries]
-    spec.write_bytes(orjson.dumps({"workspace": workspace, "now": now, "queries": queries_wire}))
-    env = _reference.isolated_env(Path(workspace["state_dir"]))
-    run = _reference.run_measured(
-        [sys.executable, "-m", "pimem_tools.bench._search_child", str(spec), str(out)], env
-    )
-    data = orjson.loads(out.read_bytes())
-    times = SearchTimes(data["samples_ms"], data["categories"], data["matches"])
-    times.hits = {(str(a), str(b)): None for a, b in data["hits"]}
-    spec.unlink()
-    out.unlink()
-    return Searched(times, data["floor_ms"], data["candidate_queries"], data["floor_sql"], run.peak_rss_bytes)
-
-
-def _search_block(queries: list[Query], searched: Searched) -> dict[str, Any]:
-    times = searched.times
+def _search_block(
+    queries: list[Query], head: TreeAnswers, floor_ms: list[float], floor_matches: list[str | None]
+) -> dict[str, Any]:
+    categories = [q.category for q in queries]
     by_category: dict[str, dict[str, Any]] = {}
-    for category in dict.fromkeys(times.categories):
-        samples = [s for s, c in zip(times.samples_ms, times.categories, strict=True) if c == category]
-        floor = [s for s, c in zip(searched.floor_ms, times.categories, strict=True) if c == category]
+    for category in dict.fromkeys(categories):
+        samples = [s for s, c in zip(head.samples_ms, categories, strict=True) if c == category]
+        floor = [s for s, c in zip(floor_ms, categories, strict=True) if c == category]
         by_category[category] = {
             "queries": len(samples),
             **_latency_block(samples),
             "floor_p50_ms": percentile(floor, 0.5),
         }
+    matches: dict[str, int] = {}
+    for match in head.matches:
+        matches[match] = matches.get(match, 0) + 1
     return {
         "queries": len(queries),
-        **_latency_block(times.samples_ms),
+        **_latency_block(head.samples_ms),
         "by_category": by_category,
-        "matches": times.matches,
-        "samples_ms": times.samples_ms,
-        "categories": times.categories,
+        "matches": matches,
+        "samples_ms": head.samples_ms,
+        "cpu_ms": head.cpu_ms,
+        "categories": categories,
         "arguments": [q.arguments for q in queries],
-        "peak_rss_mb": searched.peak_rss_bytes / MB,
+        "peak_rss_mb": head.peak_rss_bytes / MB,
         "floor": {
-            "sql": searched.floor_sql,
-            **_latency_block(searched.floor_ms),
-            "samples_ms": searched.floor_ms,
-            "candidate_queries": searched.candidate_queries,
+            "table": FLOOR_TABLE,
+            "sql": [FLOOR_SQL],
+            "matches": floor_matches,
+            **_latency_block(floor_ms),
+            "samples_ms": floor_ms,
         },
+        "work": work_block(head.work, categories),
+    }
+
+
+def _against_block(
+    queries: list[Query], head: TreeAnswers, tree: Tree, other: TreeAnswers, role: str, indexed: IndexRun
+) -> dict[str, Any]:
+    """One other tree beside HEAD: its figures, and HEAD's over its as ratios."""
+    categories = [q.category for q in queries]
+    ours = category_latency(head.samples_ms, categories)
+    theirs = category_latency(other.samples_ms, categories)
+    our_cpu = category_latency(head.cpu_ms, categories)
+    their_cpu = category_latency(other.cpu_ms, categories)
+    return {
+        "label": tree.label,
+        "role": role,
+        "commit": tree.commit,
+        "reference": tree.reference,
+        "index_seconds": indexed.seconds,
+        "samples_ms": other.samples_ms,
+        "cpu_ms": other.cpu_ms,
+        "matches": other.matches,
+        "peak_rss_mb": other.peak_rss_bytes / MB,
+        "by_category": {
+            category: {
+                "head_p50_ms": ours[category]["p50_ms"],
+                "head_p99_ms": ours[category]["p99_ms"],
+                "p50_ms": theirs[category]["p50_ms"],
+                "p99_ms": theirs[category]["p99_ms"],
+                "p50_ratio": ours[category]["p50_ms"] / theirs[category]["p50_ms"],
+                "p99_ratio": ours[category]["p99_ms"] / theirs[category]["p99_ms"],
+                "cpu_p50_ratio": our_cpu[category]["p50_ms"] / their_cpu[category]["p50_ms"],
+            }
+            for category in ours
+        },
+        "work": work_block(other.work, categories),
     }
 
 
@@ -237,24 +273,64 @@ class Point:
 
 
 def _measure_point(
-    corpus: Corpus, queries: list[Query], now: str, work: Path, extra: Callable[[Point], None] | None = None
+    corpus: Corpus,
+    queries: list[Query],
+    now: str,
+    work: Path,
+    head_tree: Tree,
+    others: list[tuple[Tree, str]],
+    extra: Callable[[Point], None] | None = None,
 ) -> Point:
-    """Index, search, (whatever `extra` measures on the fresh index), ripgrep, rebuild."""
+    """Index, search (HEAD beside each other tree, interleaved, with the floor), (whatever `extra`
+    measures on the fresh index), ripgrep, rebuild."""
     size = f"{corpus.bytes / MB:,.0f} MB"
     state_dir = work / f"state-{corpus.requested_bytes}"
     state_dir.mkdir(parents=True)
     warm(corpus)  # as the stage pass and the ceiling read theirs: from the page cache
     _say(f"{size}: first-pass indexing of {len(corpus.journals):,} journals")
-    indexed = _reference.run_pimem(
-        _reference.index_argv(corpus, state_dir), _reference.isolated_env(state_dir)
-    )
+    indexed = index_with(head_tree, corpus, state_dir)
     index_bytes = sum(p.stat().st_size for p in _reference.index_files(state_dir))
     _say(f"{size}:   {indexed.seconds:.1f} s, peak RSS {indexed.peak_rss_bytes / MB:.0f} MB")
+    other_states: list[Path] = []
+    other_indexed: list[IndexRun] = []
+    for tree, role in others:
+        other_state = work / f"state-{corpus.requested_bytes}-{(tree.reference or tree.label)[:12]}"
+        other_state.mkdir(parents=True)
+        _say(f"{size}: indexing with {tree.label}'s reference/ ({role})")
+        other_indexed.append(index_with(tree, corpus, other_state))
+        other_states.append(other_state)
+    _say(f"{size}: the floor's table, built from the corpus's texts")
+    floor_db = work / f"floor-{corpus.requested_bytes}.db"
+    build_floor(_floor_texts(corpus), floor_db)
+    floor_matches = [floor_match(str(q.arguments["query"])) for q in queries]
     session_file = corpus.journals[len(corpus.journals) // 2]
-    _say(f"{size}: {len(queries)} searches through the tool, each with its bare FTS5 floor")
-    searched = _search_in_child(_workspace(corpus, state_dir, session_file), now, queries, work)
-    search = _search_block(queries, searched)
+    names = ", ".join(["HEAD", *(tree.label for tree, _ in others)])
+    _say(f"{size}: {len(queries)} searches through the tool ({names}, in turn), each with its floor")
+    searchers = [
+        Searcher(tree, _workspace(corpus, state, session_file), now, queries, work)
+        for tree, state in [(head_tree, state_dir), *zip([t for t, _ in others], other_states, strict=True)]
+    ]
+    floor = Floor(floor_db)
+    try:
+        answers, floor_ms = run_interleaved(searchers, queries, floor, floor_matches)
+    finally:
+        floor.close()
+    floor_db.unlink()
+    for other_state in other_states:
+        shutil.rmtree(other_state)
+    search = _search_block(queries, answers[0], floor_ms, floor_matches)
+    search["against"] = [
+        _against_block(queries, answers[0], tree, answer, role, run)
+        for (tree, role), answer, run in zip(others, answers[1:], other_indexed, strict=True)
+    ]
     _say(f"{size}:   p50 {search['p50_ms']:.2f} ms, p99 {search['p99_ms']:.2f} ms")
+    for block in search["against"]:
+        overall = block["by_category"]["all"]
+        _say(
+            f"{size}:   HEAD / {block['label']}: p50 {overall['p50_ratio']:.2f}x, "
+            f"p99 {overall['p99_ratio']:.2f}x"
+        )
+    hits = [hit for per_query in answers[0].hits for hit in per_query]
     point = Point(
         corpus,
         state_dir,
@@ -262,17 +338,15 @@ def _measure_point(
         indexed.peak_rss_bytes,
         index_bytes,
         search,
-        list(searched.times.hits),
+        list(dict.fromkeys(hits)),
         {},
     )
     if extra is not None:
         extra(point)
     _say(f"{size}: ripgrep over the same corpus")
-    point.ripgrep = _ripgrep_block(corpus, queries, searched.times.samples_ms)
+    point.ripgrep = _ripgrep_block(corpus, queries, search["samples_ms"])
     _say(f"{size}: pimem rebuild")
-    rebuilt = _reference.run_pimem(
-        _reference.rebuild_argv(corpus, state_dir), _reference.isolated_env(state_dir)
-    )
+    rebuilt = rebuild_with(head_tree, corpus, state_dir)
     point.rebuild_seconds, point.rebuild_peak_rss_bytes = rebuilt.seconds, rebuilt.peak_rss_bytes
     return point
 
@@ -349,6 +423,23 @@ def _recheck_block(times: RecheckTimes) -> dict[str, Any]:
     }
 
 
+def _other_trees(options: Options, head: Tree) -> list[tuple[Tree, str]]:
+    """The trees timed beside HEAD's: the baseline first, then each asked for (one tree once)."""
+    found: dict[str, tuple[Tree, str]] = {}
+    asked = [(options.baseline, "baseline")] if options.baseline else []
+    for revision, role in [*asked, *((revision, "asked") for revision in options.against)]:
+        assert revision is not None
+        tree = export_reference(options.repo, revision, options.cache_dir)
+        key = tree.reference or revision
+        if key in found:
+            found[key] = (found[key][0], "baseline+asked")
+        else:
+            found[key] = (tree, role)
+    if head.reference is not None and head.reference in found:
+        _say(f"HEAD's reference/ tree is {found[head.reference][0].label}'s: it is timed beside itself")
+    return list(found.values())
+
+
 def _measure(options: Options, trees: MeasuredTrees | None, work: Path, started: float) -> dict[str, Any]:
     _say(f"corpus of {options.size / MB:,.0f} MB (seed {options.seed})")
     corpus = ensure_corpus(options.cache_dir, options.size, options.seed)
@@ -360,13 +451,26 @@ def _measure(options: Options, trees: MeasuredTrees | None, work: Path, started:
     assert sample.last_timestamp is not None
     now = (utc(sample.last_timestamp) + timedelta(days=1)).isoformat().replace("+00:00", "Z")
 
+    head_tree = Tree(
+        "HEAD",
+        trees.commit if trees else None,
+        trees.reference if trees else None,
+        options.code_root / "reference",
+    )
+    others = _other_trees(options, head_tree)
     extras: dict[str, Any] = {}
     points: dict[int, Point] = {}
     for size in sorted(options.curve):
         other = corpus if size == options.size else ensure_corpus(options.cache_dir, size, options.seed)
         main = size == options.size
         point = _measure_point(
-            other, queries, now, work, _main_extras(work, queries, now, extras) if main else None
+            other,
+            queries,
+            now,
+            work,
+            head_tree,
+            others if main else [],
+            _main_extras(work, queries, now, extras) if main else None,
         )
         shutil.rmtree(point.state_dir)
         points[size] = point
@@ -443,6 +547,7 @@ def _measure(options: Options, trees: MeasuredTrees | None, work: Path, started:
             "entries": stages.entries,
         },
         "search": main_point.search,
+        "against": main_point.search.pop("against"),
         "viewer_search": viewer,
         "read": {
             "pages": len(read_samples),

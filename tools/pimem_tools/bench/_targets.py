@@ -10,7 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["DIRECTIONS", "TARGETS", "Target", "is_met", "target_table", "target_values"]
+from pimem_tools.bench._queries import CATEGORY_SIZES
+
+__all__ = [
+    "DIRECTIONS",
+    "RATIO_CATEGORIES",
+    "RATIO_LIMIT",
+    "TARGETS",
+    "Target",
+    "baseline_block",
+    "is_met",
+    "ratio_target_name",
+    "target_table",
+    "target_values",
+]
 
 GIB = 1 << 30
 MB = 1_000_000
@@ -164,6 +177,47 @@ TARGETS: tuple[Target, ...] = (
 )
 
 
+# Same-run ratios against the last committed run's reference/ tree (its role is "baseline"): at most
+# this much slower, per query category and over every query ("all").
+RATIO_LIMIT = 1.1
+RATIO_CATEGORIES: tuple[str, ...] = (*CATEGORY_SIZES, "all")
+
+
+def ratio_target_name(figure: str, category: str) -> str:
+    return f"search_{figure}_ratio_{category}"
+
+
+TARGETS += tuple(
+    Target(
+        ratio_target_name(figure, category),
+        RATIO_LIMIT,
+        "at_most",
+        "x",
+        f"search {figure} through the tool, {'every query' if category == 'all' else category + ' queries'}:"
+        " HEAD / the last committed run's reference/ tree, same run, query by query",
+    )
+    for category in RATIO_CATEGORIES
+    for figure in ("p50", "p99")
+)
+
+
+def baseline_block(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The comparison with the last committed run's tree, if this run made one."""
+    return next((block for block in result.get("against", []) if "baseline" in block["role"]), None)
+
+
+def _ratio_values(result: dict[str, Any]) -> tuple[dict[str, float | None], str | None]:
+    baseline = baseline_block(result)
+    values: dict[str, float | None] = {}
+    for category in RATIO_CATEGORIES:
+        block = baseline["by_category"].get(category) if baseline else None
+        for figure in ("p50", "p99"):
+            values[ratio_target_name(figure, category)] = block[f"{figure}_ratio"] if block else None
+    if baseline is None:
+        return values, "no committed run's reference/ tree was timed beside HEAD's in this run"
+    return values, None
+
+
 def _curve_point(result: dict[str, Any], requested: int) -> tuple[dict[str, Any], str | None]:
     """The curve's point at `requested` bytes, or the main one with a note saying it is not that."""
     for point in result["scaling"]:
@@ -225,6 +279,10 @@ def target_values(result: dict[str, Any]) -> tuple[dict[str, float | None], dict
     values.update(quality)
     if quality_note:
         notes.update(dict.fromkeys(quality, quality_note))
+    ratios, ratio_note = _ratio_values(result)
+    values.update(ratios)
+    if ratio_note:
+        notes.update(dict.fromkeys(ratios, ratio_note))
     if one_gib_note:
         for name in ("search_p50_1gib_ms", "search_p99_1gib_ms", "ripgrep_speedup"):
             notes[name] = one_gib_note
