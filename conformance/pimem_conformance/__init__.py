@@ -14,7 +14,7 @@ __version__ = "0.2.0"
 from pimem_conformance import journals, strategies
 from pimem_conformance._adapter import PROTOCOL_VERSION, Adapter, Implementation
 from pimem_conformance._cases import Case, CaseError, CaseFileError, load_cases
-from pimem_conformance._cli import main
+from pimem_conformance._cli import main, version_line
 from pimem_conformance._conformity import (
     TOOL_PARAMETERS_SCHEMA_ID,
     manifest_mismatches,
@@ -56,7 +56,7 @@ from pimem_conformance._paths import (
     spec_dir,
 )
 from pimem_conformance._releases import freeze_release, scored
-from pimem_conformance._report import REPORT_SCHEMA_ID
+from pimem_conformance._report import REPORT_SCHEMA_ID, render_summary, summarise
 from pimem_conformance._report_html import badge_svg, badge_text, page_data, render_page
 from pimem_conformance._runner import (
     OUTCOMES,
@@ -130,6 +130,7 @@ __all__ = [
     "project_root",
     "redacted_text",
     "render_page",
+    "render_summary",
     "repo_root",
     "resolve_path",
     "response_mismatches",
@@ -144,4 +145,6 @@ __all__ = [
     "strategies",
     "strings_in",
     "substitute_workspace",
+    "summarise",
+    "version_line",
 ]

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 __all__ = [
+    "FIXTURES_ENV",
     "SHARED_JOURNALS_1X_ENV",
     "SHARED_JOURNALS_ENV",
     "examples_dir",
@@ -27,6 +28,7 @@ _BUNDLED_DATA = _PACKAGE_DIR / "_data"
 _CHECKOUT_ROOT = _PACKAGE_DIR.parents[1]
 
 # Names the folder of real journals; used by tests, never by the suite's cases.
+FIXTURES_ENV = "PIMEM_FIXTURES"
 SHARED_JOURNALS_ENV = "PIMEM_SHARED_JOURNALS"
 SHARED_JOURNALS_1X_ENV = "PIMEM_SHARED_JOURNALS_1X"
 
@@ -50,8 +52,10 @@ def spec_dir() -> Path:
 
 
 def fixtures_dir() -> Path:
-    """The `fixtures/` folder: generated journals, scenarios and the manifest."""
-    return _data_root() / "fixtures"
+    """The `fixtures/` folder: generated journals, scenarios and the manifest; `$PIMEM_FIXTURES`
+    names another (a spec folder of one's own whose cases read journals of their own)."""
+    configured = os.environ.get(FIXTURES_ENV)
+    return Path(configured) if configured else _data_root() / "fixtures"
 
 
 def examples_dir() -> Path:

@@ -914,13 +914,12 @@ def _unparsable_times_newest(monkeypatch: pytest.MonkeyPatch) -> None:
     """A timestamp that does not parse is indexed as the newest moment there is."""
 
     def make(original: Any) -> Any:
-        def epoch_ms(timestamp: str) -> int | None:
-            ms: int | None = original(timestamp)
-            return _time.MAX_MS if ms is None else ms
+        def entry_ms(timestamp: str) -> int:
+            return _time.MAX_MS if _time.epoch_ms(timestamp) is None else int(original(timestamp))
 
-        return epoch_ms
+        return entry_ms
 
-    _wrap(monkeypatch, _prepare, "epoch_ms", make)
+    _wrap(monkeypatch, _prepare, "entry_ms", make)
 
 
 def _single_pager_command(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1349,6 +1348,42 @@ def _git_shas_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
         def apply(text: str, found: list[Any]) -> list[Any]:
             kept: list[Any] = original(text, found)
             return [*kept, *((m.start(), m.end(), 0) for m in _HEX_40.finditer(text))]
+
+        return apply
+
+    _wrap(monkeypatch, _redact, "_apply_policy", make)
+
+
+_ID_SHAPE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]+"
+)
+
+
+def _id_shapes_never_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """0.1.0's JM-REDACT-004 read literally: a UUID, a hexadecimal string or digits is never a
+    secret, not even as the value a vendor's key name is given (`HEROKU_API_KEY=<uuid>`)."""
+
+    def make(original: Any) -> Any:
+        def apply(text: str, found: list[Any]) -> list[Any]:
+            kept: list[Any] = original(text, found)
+            return [span for span in kept if not _ID_SHAPE.fullmatch(text[span[0] : span[1]])]
+
+        return apply
+
+    _wrap(monkeypatch, _redact, "_apply_policy", make)
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _uuids_always_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other way round: every UUID is taken for a secret, a request id outside any credential's
+    value too."""
+
+    def make(original: Any) -> Any:
+        def apply(text: str, found: list[Any]) -> list[Any]:
+            kept: list[Any] = original(text, found)
+            return [*kept, *((m.start(), m.end(), 0) for m in _UUID.finditer(text))]
 
         return apply
 
@@ -2235,6 +2270,20 @@ BROKEN: tuple[Broken, ...] = (
         ("corpus",),
         _ids("JM-REDACT-025"),
         _git_shas_redacted,
+    ),
+    Broken(
+        "id-shapes-never-credentials",
+        "a UUID, a hexadecimal string or digits is never masked, even as a vendor key's value",
+        ("redaction",),
+        _ids("JM-REDACT-006"),
+        _id_shapes_never_credentials,
+    ),
+    Broken(
+        "uuids-always-credentials",
+        "every UUID is masked, outside a credential's value too",
+        ("redaction",),
+        _ids("JM-REDACT-006"),
+        _uuids_always_credentials,
     ),
     Broken(
         "families-table-partial",

@@ -272,14 +272,10 @@ def test_a_snapshot_that_differs_from_its_release_is_reported(
 def test_a_fixture_a_frozen_case_reads_is_pinned_and_may_not_move(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pimem_conformance._lint as lint_module
-    import pimem_conformance._releases as releases_module
-
     fixtures = tmp_path / "fixtures"
     fixtures.mkdir()
     (fixtures / "old.jsonl").write_text("{}\n")
-    monkeypatch.setattr(releases_module, "fixtures_dir", lambda: fixtures)
-    monkeypatch.setattr(lint_module, "fixtures_dir", lambda: fixtures)
+    monkeypatch.setenv("PIMEM_FIXTURES", str(fixtures))
     reads_fixture = [{**case, "journals": {"agent/s.jsonl": {"fixture": "old.jsonl"}}} for case in cases()]
     spec = make_spec(tmp_path, reads_fixture, documents={"search.md": DOC}, ledger=LEDGER)
     (spec / "README.md").write_text("**Spec version: 0.1.0.**\n")

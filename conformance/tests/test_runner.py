@@ -17,10 +17,11 @@ from pimem_conformance import (
     load_schemas,
     main,
     page_data,
+    render_summary,
     spec_dir,
+    summarise,
+    version_line,
 )
-from pimem_conformance._cli import version_line
-from pimem_conformance._report import render_summary, summarise
 from suite_kit import faux_command, make_spec, outcomes, read_lines, search_case
 
 PASSING = search_case("finds-both", "alpha beta", ["alpha", "beta"])
