@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pimem_tools.bench._against import ROUNDS
 from pimem_tools.bench._git import RESULTS_RELPATH, tree_hash_without
 from pimem_tools.bench._readme import BEGIN, END, render_table
 from pimem_tools.bench._reference import run_measured
@@ -460,3 +461,50 @@ def test_a_measured_run_closes_its_stderr_pipe_and_reports_a_failure_with_its_st
     assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
     with pytest.raises(RuntimeError, match="exited 3: oops"):
         run_measured([sys.executable, "-c", "import sys; sys.stderr.write('oops'); sys.exit(3)"], {})
+
+
+class _StallingSearcher:
+    """Answers every query in `ms` milliseconds, except one stalled round per query."""
+
+    def __init__(self, ms: float, stall_ms: float) -> None:
+        self.ms, self.stall_ms, self.asked = ms, stall_ms, 0
+        self.peak_rss_bytes = 0
+
+    def ask(self, command: dict[str, Any]) -> dict[str, Any]:
+        if "count" in command:
+            return {}
+        self.asked += 1
+        stalled = self.asked % ROUNDS == 1  # the first round of each query
+        ms = self.stall_ms if stalled else self.ms
+        return {"ms": ms, "cpu_ms": ms, "match": "all", "hits": []}
+
+    def close(self) -> None:
+        pass
+
+
+class _StallingFloor:
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def time_ms(self, match: str | None) -> float:
+        self.asked += 1
+        return 50.0 if self.asked % ROUNDS == 1 else 0.5
+
+
+def test_against_takes_each_query_s_median_over_its_rounds_so_one_stall_is_not_a_p99() -> None:
+    from typing import cast
+
+    from pimem_tools.bench._against import Searcher, run_interleaved
+    from pimem_tools.bench._floor import Floor
+    from pimem_tools.bench._queries import Query
+
+    assert ROUNDS >= 3  # a median needs rounds either side of a stall
+    queries = [Query("rare", {"action": "search", "query": q}) for q in ("alpha", "beta")]
+    trees = [_StallingSearcher(2.0, 400.0), _StallingSearcher(3.0, 900.0)]
+    floor = _StallingFloor()
+    answers, floor_ms = run_interleaved(
+        cast("list[Searcher]", trees), queries, cast("Floor", floor), [None, None]
+    )
+    assert [a.samples_ms for a in answers] == [[2.0, 2.0], [3.0, 3.0]]
+    assert floor_ms == [0.5, 0.5]
+    assert [t.asked for t in trees] == [ROUNDS * len(queries)] * 2 and floor.asked == ROUNDS * len(queries)

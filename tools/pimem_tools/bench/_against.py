@@ -9,9 +9,10 @@ messages, each request and response through orjson as over `pimem serve`'s pipe;
 the first has it. What the seam adds to a call is that orjson round trip and the dispatch of one
 `tool` command, the same for every tree.
 
-For each query in turn, every tree answers it once (the order rotating by one at each query: AB,
-BA, AB … for two trees), then the bench-owned floor statement of the query runs: each figure of a
-pair is measured under the same machine load. A second, untimed pass counts what each search does
+For each query in turn, every tree answers it once (the order rotating by one at each turn: AB,
+BA, AB … for two trees), then the bench-owned floor statement of the query runs, and this is
+repeated `ROUNDS` times: a query's figure is the median of its rounds, each figure of a pair
+measured under the same machine load. A second, untimed pass counts what each search does
 (`_work`). Figures compare as ratios: this tree's over the other's, per category and overall.
 """
 
@@ -25,6 +26,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 from typing import IO, Any
 
 import orjson
@@ -37,6 +39,7 @@ from pimem_tools.bench._stats import percentile
 from pimem_tools.bench._work import COUNTS
 
 __all__ = [
+    "ROUNDS",
     "Searcher",
     "Tree",
     "TreeAnswers",
@@ -52,6 +55,9 @@ __all__ = [
 
 _EXPORT_PREFIX = "bench-reference-"
 _TOP_FUNCTIONS = 40  # per tree, the functions with the most calls over the query set
+# Each query is timed this many times per tree; its figure is the median. With one sample, a
+# category's p99 over 10-60 queries is its slowest query, and an identical tree measured 0.68-1.45x.
+ROUNDS = 5
 
 
 @dataclass(frozen=True)
@@ -202,19 +208,30 @@ class TreeAnswers:
 def run_interleaved(
     searchers: list[Searcher], queries: list[Query], floor: Floor, floor_matches: list[str | None]
 ) -> tuple[list[TreeAnswers], list[float]]:
-    """Every query through every tree in turn (rotating order), then its floor; then the counting
-    pass. Each tree's answers in the searchers' order, and the floor's samples."""
+    """Every query through every tree in turn (rotating order), then its floor, `ROUNDS` times;
+    then the counting pass. A query's figure is the median of its rounds, so one scheduler stall
+    does not become a category's p99. Each tree's answers in the searchers' order, and the
+    floor's figures."""
     answers = [TreeAnswers([], [], [], [], []) for _ in searchers]
     floor_ms: list[float] = []
     for number in range(len(queries)):
-        for turn in range(len(searchers)):
-            which = (number + turn) % len(searchers)
-            said = searchers[which].ask({"time": number})
-            answers[which].samples_ms.append(said["ms"])
-            answers[which].cpu_ms.append(said["cpu_ms"])
-            answers[which].matches.append(said["match"])
-            answers[which].hits.append([(str(a), str(b)) for a, b in said["hits"]])
-        floor_ms.append(floor.time_ms(floor_matches[number]))
+        rounds_ms: list[list[float]] = [[] for _ in searchers]
+        rounds_cpu: list[list[float]] = [[] for _ in searchers]
+        floor_rounds: list[float] = []
+        for round_number in range(ROUNDS):
+            for turn in range(len(searchers)):
+                which = (number + round_number + turn) % len(searchers)
+                said = searchers[which].ask({"time": number})
+                rounds_ms[which].append(said["ms"])
+                rounds_cpu[which].append(said["cpu_ms"])
+                if round_number == 0:
+                    answers[which].matches.append(said["match"])
+                    answers[which].hits.append([(str(a), str(b)) for a, b in said["hits"]])
+            floor_rounds.append(floor.time_ms(floor_matches[number]))
+        for answer, ms, cpu in zip(answers, rounds_ms, rounds_cpu, strict=True):
+            answer.samples_ms.append(median(ms))
+            answer.cpu_ms.append(median(cpu))
+        floor_ms.append(median(floor_rounds))
     for searcher, answer in zip(searchers, answers, strict=True):
         answer.work = [searcher.ask({"count": number}) for number in range(len(queries))]
     for searcher, answer in zip(searchers, answers, strict=True):

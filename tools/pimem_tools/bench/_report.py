@@ -146,12 +146,14 @@ def _against_lines(result: dict[str, Any]) -> list[str]:
     blocks = result.get("against") or []
     if not blocks:
         return ["No other `reference/` tree was timed in this run."]
+    rounds = result["search"].get("rounds", 1)
     lines = [
         "Each tree below indexed the same corpus with its own code into its own state dir, then",
         "answered the same queries in a process of its own, through the same seam as HEAD",
         "(`pimem._serve.ProtocolServer.handle`, each request and response through orjson as over",
         "`pimem serve`'s pipe); every query went to every tree in turn (the order rotating at each",
-        "query), its floor beside them, so each pair shares the machine's load. Ratios are HEAD's",
+        f"turn), its floor beside them, so each pair shares the machine's load, {rounds} rounds; a",
+        "query's figure is the median of its rounds (HEAD's figures above too). Ratios are HEAD's",
         "figure over the tree's; CPU is the searching thread's CPU time. The work columns sum, over",
         "the category's queries, SQL statements started, rows stepped by FTS5 MATCH statements,",
         "journal lines read and Python calls in `pimem` (an untimed second pass: they do not",

@@ -26,6 +26,7 @@ from typing import Any
 
 from pimem_tools.bench import _reference
 from pimem_tools.bench._against import (
+    ROUNDS,
     Searcher,
     Tree,
     TreeAnswers,
@@ -149,6 +150,7 @@ def _search_block(
         matches[match] = matches.get(match, 0) + 1
     return {
         "queries": len(queries),
+        "rounds": ROUNDS,  # each figure is the median of this many timings of the query
         **_latency_block(head.samples_ms),
         "by_category": by_category,
         "matches": matches,
