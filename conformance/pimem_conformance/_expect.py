@@ -144,6 +144,17 @@ def result_ids(response: dict[str, Any]) -> list[Any] | None:
     return [item.get("entryId") for item in listing if isinstance(item, dict)]
 
 
+def json_objects(value: Any) -> Iterator[dict[str, Any]]:
+    """Every object anywhere in a JSON value, outermost first."""
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            yield from json_objects(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from json_objects(item)
+
+
 def strings_in(value: Any) -> Iterator[str]:
     """Every string anywhere in a JSON value, keys included."""
     if isinstance(value, str):

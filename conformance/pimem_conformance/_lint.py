@@ -43,7 +43,7 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
 from pimem_conformance._cases import Case, case_file_problems, ships_the_corpus
 from pimem_conformance._corpus_cases import corpus_cases
-from pimem_conformance._expect import CAPTURE_KEY, parse_capture
+from pimem_conformance._expect import CAPTURE_KEY, json_objects, parse_capture
 from pimem_conformance._paths import fixtures_dir
 from pimem_conformance._releases import FIRST_VERSION, ReleaseChange, check_releases, version_key
 from pimem_conformance._rule_table import check_rule_table
@@ -408,26 +408,15 @@ def _check_steps(case: Case, problems: list[str], freed: set[int] | None = None)
 
 def _captures(value: Any) -> Iterator[str]:
     """Every `$from` reference inside a step."""
-    if isinstance(value, dict):
-        if isinstance(value.get(CAPTURE_KEY), str):
-            yield value[CAPTURE_KEY]
-        for item in value.values():
-            yield from _captures(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _captures(item)
+    for item in json_objects(value):
+        if isinstance(item.get(CAPTURE_KEY), str):
+            yield item[CAPTURE_KEY]
 
 
 def _refs(value: Any) -> Iterator[str]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "$ref" and isinstance(item, str):
-                yield item
-            else:
-                yield from _refs(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _refs(item)
+    for item in json_objects(value):
+        if isinstance(item.get("$ref"), str):
+            yield item["$ref"]
 
 
 def _check_schema_refs(spec: Path, cases: list[Case], problems: list[str]) -> None:

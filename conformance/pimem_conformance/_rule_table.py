@@ -26,6 +26,7 @@ from typing import Any
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs in the deps
 
 from pimem_conformance._cases import Case
+from pimem_conformance._expect import json_objects
 from pimem_conformance._portable_regex import portable_problem
 
 __all__ = [
@@ -151,14 +152,9 @@ def _family_rows(spec: Path) -> dict[str, list[str]]:
 
 def _user_names(value: Any) -> Iterator[str]:
     """The names of the user's own patterns a case sets (`{"name": ..., "pattern": ...}` items)."""
-    if isinstance(value, dict):
-        if isinstance(value.get("name"), str) and "pattern" in value:
-            yield value["name"]
-        for item in value.values():
-            yield from _user_names(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _user_names(item)
+    for item in json_objects(value):
+        if isinstance(item.get("name"), str) and "pattern" in item:
+            yield item["name"]
 
 
 def _strings(value: Any) -> Iterator[str]:
