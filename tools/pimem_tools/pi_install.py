@@ -9,6 +9,7 @@ that Pi's PATH (`InstalledPi.env`). Pi 0.73.1 runs on the system Node (>= 20.6).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -52,6 +53,14 @@ def install_pi(version: str, pins: Path, cache_dir: Path) -> InstalledPi:
     if not (pin / "package-lock.json").is_file():
         raise PiUnavailable(f"no pin for Pi {version} (expected {pin}/package-lock.json)")
     cache = cache_dir / f"pi-{version}"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # test workers and the bench may ask at once: one installs, the others wait and reuse it
+    with (cache_dir / f"pi-{version}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _installed(version, pin, cache, str(npm))
+
+
+def _installed(version: str, pin: Path, cache: Path, npm: str) -> InstalledPi:
     bin_dir = cache / "node_modules" / ".bin"
     lockfile = (pin / "package-lock.json").read_bytes()
     cached_lock = cache / "package-lock.json"
@@ -60,7 +69,7 @@ def install_pi(version: str, pins: Path, cache_dir: Path) -> InstalledPi:
         for name in ("package.json", "package-lock.json"):
             shutil.copyfile(pin / name, cache / name)
         installed = subprocess.run(
-            [str(npm), "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
+            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
             cwd=cache,
             capture_output=True,
             text=True,
