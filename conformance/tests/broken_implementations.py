@@ -1489,6 +1489,23 @@ def _header_changes_unseen(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_journals, "_identity", lambda journal: None)
 
 
+# ---- spec 0.3.0: the suite's blind spots --------------------------------------------------------
+
+
+class _UnknownInstancesIgnored(ProtocolServer):
+    """`event`, `idle` and `clock` for an instance never opened answer `{}` instead of an error."""
+
+    def _dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("cmd") in ("event", "idle", "clock") and request.get("instance") not in self.instances:
+            return {}
+        return super()._dispatch(request)
+
+
+def _temp_dir_by_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cwd counts as under a temp dir when it starts with its letters: `/tmpfoo/app` is junk."""
+    monkeypatch.setattr(_maintenance, "_under", lambda path, root: path.startswith(root.rstrip("/")))
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -2382,5 +2399,19 @@ BROKEN: tuple[Broken, ...] = (
         ("scope",),
         _ids("JM-SCOPE-004"),
         _header_changes_unseen,
+    ),
+    Broken(
+        "unknown-instances-ignored",
+        "event, idle and clock for an instance never opened are answered {}, not errored",
+        ("protocol",),
+        _ids("JM-PROTO-001"),
+        server=_UnknownInstancesIgnored,
+    ),
+    Broken(
+        "temp-dir-by-prefix",
+        "gc's temp-dir rule takes any cwd that starts with /tmp's letters (/tmpfoo/app)",
+        ("commands",),
+        _ids("JM-CMD-007"),
+        _temp_dir_by_prefix,
     ),
 )
