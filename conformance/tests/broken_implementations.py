@@ -1506,6 +1506,14 @@ def _temp_dir_by_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_maintenance, "_under", lambda path, root: path.startswith(root.rstrip("/")))
 
 
+def _summaries_by_day(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Newest first by UTC day only; within a day, by journal path (the order journals are read)."""
+    day = 86_400_000
+    monkeypatch.setattr(
+        _query, "_newest_first", lambda rows: sorted(rows, key=lambda r: (r.ms // day, r.path), reverse=True)
+    )
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -2413,5 +2421,12 @@ BROKEN: tuple[Broken, ...] = (
         ("commands",),
         _ids("JM-CMD-007"),
         _temp_dir_by_prefix,
+    ),
+    Broken(
+        "summaries-by-day",
+        "summaries sort newest first by UTC day, and within a day by journal path",
+        ("summaries",),
+        _ids("JM-SUMMARY-002"),
+        _summaries_by_day,
     ),
 )
