@@ -1514,6 +1514,32 @@ def _summaries_by_day(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def _around_counts_every_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`before` and `after` count every line walked: a model_change uses up one place of the window.
+    (Each step of a walk reads one node or one set of children; past `count` steps there are none.)"""
+
+    def make(original: Any) -> Any:
+        def walk(view: Any, hit: Any, count: int, upward: bool) -> Any:
+            store, steps = view.index.store, [0]
+
+            def budgeted(read: Any, nothing: Any) -> Any:
+                def step(*args: Any) -> Any:
+                    steps[0] += 1
+                    return read(*args) if steps[0] <= count else nothing
+
+                return step
+
+            store.node, store.children = budgeted(store.node, None), budgeted(store.children, [])
+            try:
+                return original(view, hit, count, upward)
+            finally:
+                del store.node, store.children
+
+        return walk
+
+    _wrap(monkeypatch, _query, "_walk", make)
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -2428,5 +2454,12 @@ BROKEN: tuple[Broken, ...] = (
         ("summaries",),
         _ids("JM-SUMMARY-002"),
         _summaries_by_day,
+    ),
+    Broken(
+        "around-counts-every-line",
+        "around's before and after count every line walked, so a model_change uses up the window",
+        ("read",),
+        _ids("JM-READ-013"),
+        _around_counts_every_line,
     ),
 )
