@@ -1540,6 +1540,19 @@ def _around_counts_every_line(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _query, "_walk", make)
 
 
+def _skipped_lines_of_the_last_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A journal's skipped-line count is what its latest pass skipped: earlier passes' are lost."""
+
+    def make(original: Any) -> Any:
+        def file_state(self: Any, path: str) -> Any:
+            state = original(self, path)
+            return None if state is None else dataclasses.replace(state, skipped_lines=0)
+
+        return file_state
+
+    _wrap(monkeypatch, _store.Store, "file_state", make)
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -2461,5 +2474,12 @@ BROKEN: tuple[Broken, ...] = (
         ("read",),
         _ids("JM-READ-013"),
         _around_counts_every_line,
+    ),
+    Broken(
+        "skipped-lines-of-the-last-pass",
+        "a journal's skipped lines count only what its latest pass skipped",
+        ("journals",),
+        _ids("JM-JOURNAL-006"),
+        _skipped_lines_of_the_last_pass,
     ),
 )
