@@ -1553,6 +1553,20 @@ def _skipped_lines_of_the_last_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _store.Store, "file_state", make)
 
 
+def _edit_kind_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The id check of a context_edit's mark compares its id and target, not what it does: a line
+    rewritten from an omission into a replacement keeps the omitted mark."""
+
+    def make(original: Any) -> Any:
+        def still_there(path: str, edit: Any) -> bool:
+            flipped = edit._replace(replaced=not edit.replaced)
+            return bool(original(path, edit) or original(path, flipped))
+
+        return still_there
+
+    _wrap(monkeypatch, _query, "_still_there", make)
+
+
 def _ids(*names: str) -> frozenset[str]:
     return frozenset(names)
 
@@ -2481,5 +2495,12 @@ BROKEN: tuple[Broken, ...] = (
         ("journals",),
         _ids("JM-JOURNAL-006"),
         _skipped_lines_of_the_last_pass,
+    ),
+    Broken(
+        "edit-kind-unchecked",
+        "a context_edit's mark is checked by id and target only, not by replacement or omission",
+        ("read-context-edit",),
+        _ids("JM-READ-072"),
+        _edit_kind_unchecked,
     ),
 )
