@@ -14,6 +14,7 @@ import orjson
 
 __all__ = [
     "KINDS",
+    "MEMORY_TOOL",
     "WITHHELD",
     "ContextEdit",
     "Extracted",

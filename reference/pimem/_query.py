@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from ._echo import echo
 from ._errors import ToolError
-from ._extract import Extracted, Kind, extract
+from ._extract import MEMORY_TOOL, Extracted, Kind, extract
 from ._index import Index
 from ._journals import Journal, parse_line, read_line_at
 from ._memo import Memo, SizedCache
@@ -558,15 +558,39 @@ class _Page:
         )
 
 
+def _own_answer(entry: Extracted) -> bool:
+    """Whether an entry is a result of the memory's own tool (never a search result, JM-SEARCH-340)."""
+    return entry.kind == "tool_result" and entry.tool_name == MEMORY_TOOL
+
+
+def _listing(view: View, filters: Filters, limit: int) -> tuple[Match, list[_Hit], bool, bool]:
+    """The newest entries, newest first, without the memory's own answers (read more of the
+    newest lines while some of them were such answers)."""
+    count = limit + 1
+    while True:
+        rows = _latest(view, filters, count)
+        loaded: list[_Hit] = []
+        stale = False
+        for row in rows:
+            entry = _load(view, row)
+            if entry is None:
+                stale = True
+            elif not _own_answer(entry):
+                loaded.append(_Hit(row, entry, None))
+                if len(loaded) > limit:
+                    break
+        if len(loaded) > limit or len(rows) < count:
+            return "list", loaded[:limit], len(loaded) > limit, stale
+        count *= 2
+
+
 def _search_once(
     view: View, query: str | None, filters: Filters, limit: int
 ) -> tuple[Match, list[_Hit], bool, bool]:
     """(match, the page, whether more results exist, whether a line of a candidate no longer
     carried its entry: its journal changed under the index and is being reindexed)."""
     if query is None:
-        rows = _latest(view, filters, limit + 1)
-        loaded = [_Hit(row, entry, None) for row in rows[:limit] if (entry := _load(view, row)) is not None]
-        return "list", loaded, len(rows) > limit, len(loaded) < len(rows[:limit])
+        return _listing(view, filters, limit)
     terms = analysed_terms(query)
     if not terms:
         return "none", [], False, False
