@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "Args",
     "indexing_note",
     "parse_bound",
+    "result_note",
     "run_tool",
     "validate",
 ]
@@ -325,14 +327,16 @@ def _render_search(details: SearchAnswer) -> list[str]:
     if details["match"] == "all" and partly:  # a filled page (JM-SEARCH-350)
         lines.append(f"The last {partly} result(s) have only some of the terms.")
     for number, item in enumerate(results, 1):
-        lines.append(f"{number}. {_head(item)} · source {item['source']}{_how(item, details['match'])}")
+        lines.append(
+            f"{number}. {_head(item)} · source {item['source']}{result_note(item, details['match'])}"
+        )
         lines.append(f"   {item['excerpt']}")
     if details["truncated"]:
         lines.append(f"More results exist beyond limit {details['limit']}; narrow the query or raise limit.")
     return lines
 
 
-def _how(item: SearchResult, match: str) -> str:
+def result_note(item: Mapping[str, object], match: str) -> str:
     """How one result matched, where the page says otherwise, and the restatements it stands for."""
     how = " · some terms" if match == "all" and item.get("match") == "any" else ""
     repeats = item.get("repeats")
