@@ -411,7 +411,7 @@ def _namespace_in_call_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """A tool call reads `[tool call] <namespace>.<name> ...`."""
 
     def make(original: Any) -> Any:
-        def blocks(content: Any, images: bool, calls: bool = False) -> Any:
+        def blocks(content: Any, images: bool, calls: bool = False, **more: Any) -> Any:
             if isinstance(content, list):
                 content = [
                     {**block, "name": f"{block['namespace']}.{block.get('name')}"}
@@ -419,7 +419,7 @@ def _namespace_in_call_text(monkeypatch: pytest.MonkeyPatch) -> None:
                     else block
                     for block in content
                 ]
-            return original(content, images, calls)
+            return original(content, images, calls, **more)
 
         return blocks
 
