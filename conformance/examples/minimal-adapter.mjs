@@ -74,7 +74,7 @@ function scan(workspace, words) {
       if (!body || !words.every((word) => body.toLowerCase().includes(word))) continue;
       hits.push({
         entryId: line.id, source: path, sessionId: header.id, timestamp: String(line.timestamp ?? ""),
-        kind: role, role, toolName: null, cwd: header.cwd, excerpt: body.slice(0, 200),
+        kind: role, role, toolName: null, cwd: header.cwd, excerpt: body.slice(0, 200), match: "all",
       });
     }
   }

@@ -111,6 +111,7 @@ def search(journals: list[str], query: str) -> list[dict[str, Any]]:
                         "toolName": None,
                         "cwd": str(header.get("cwd", "")),
                         "excerpt": text[:240],
+                        "match": "all",  # every word is in it (spec 0.3.0, JM-SEARCH-351)
                     }
                 )
     return sorted(found, key=lambda result: result["timestamp"], reverse=True)

@@ -411,7 +411,7 @@ def _namespace_in_call_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """A tool call reads `[tool call] <namespace>.<name> ...`."""
 
     def make(original: Any) -> Any:
-        def blocks(content: Any, images: bool, calls: bool = False) -> Any:
+        def blocks(content: Any, images: bool, calls: bool = False, **more: Any) -> Any:
             if isinstance(content, list):
                 content = [
                     {**block, "name": f"{block['namespace']}.{block.get('name')}"}
@@ -419,7 +419,7 @@ def _namespace_in_call_text(monkeypatch: pytest.MonkeyPatch) -> None:
                     else block
                     for block in content
                 ]
-            return original(content, images, calls)
+            return original(content, images, calls, **more)
 
         return blocks
 
@@ -620,8 +620,8 @@ def _newest_first_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def make(original: Any) -> Any:
         def search_once(*args: Any) -> Any:
-            match, rows, more = original(*args)
-            return match, sorted(rows, key=lambda row: row.age, reverse=True), more
+            match, hits, more, stale = original(*args)
+            return match, sorted(hits, key=lambda hit: hit.row.age, reverse=True), more, stale
 
         return search_once
 
@@ -1431,9 +1431,9 @@ def _kind_filtered_after_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
         def search_once(view: Any, query: Any, filters: Any, limit: int) -> Any:
             if filters.kinds is None:
                 return original(view, query, filters, limit)
-            match, rows, more = original(view, query, filters._replace(kinds=None), 1000)
-            kept = [row for row in rows if row.kind in filters.kinds]
-            return match, kept[:limit], more or len(kept) > limit
+            match, hits, more, stale = original(view, query, filters._replace(kinds=None), 1000)
+            kept = [hit for hit in hits if hit.row.kind in filters.kinds]
+            return match, kept[:limit], more or len(kept) > limit, stale
 
         return search_once
 
@@ -1565,6 +1565,50 @@ def _edit_kind_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
         return still_there
 
     _wrap(monkeypatch, _query, "_still_there", make)
+
+
+# ---- search as it is used (issue #29) ------------------------------------------------------------
+
+
+def _hard_all_terms_filter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When some entry holds every term, only such entries are returned (0.2.0's JM-SEARCH-002)."""
+
+    def make(original: Any) -> Any:
+        def take(self: Any, hits: Any, match: str) -> bool:
+            if match == "any" and self.shown:
+                return False
+            return bool(original(self, hits, match))
+
+        return take
+
+    _wrap(monkeypatch, _query._Page, "take", make)
+
+
+def _no_result_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page is filled, but every result of an all-terms page says match all."""
+
+    def make(original: Any) -> Any:
+        def search(*args: Any, **kwargs: Any) -> Any:
+            found = original(*args, **kwargs)
+            if found["match"] == "all":
+                for result in found["results"]:
+                    result["match"] = "all"
+            return found
+
+        return search
+
+    _wrap(monkeypatch, _tool, "search", make)
+
+
+def _restatements_not_folded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every asking of the question takes a place of its own on the page."""
+    monkeypatch.setattr(_query._Page, "_restates", lambda self, text: False)
+
+
+def _memory_answers_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory's own tool results and calls are indexed and listed like any other entry."""
+    monkeypatch.setattr(_extract, "_search_text", lambda obj, kind, tool, text: None)
+    monkeypatch.setattr(_query, "_own_answer", lambda entry: False)
 
 
 def _ids(*names: str) -> frozenset[str]:
@@ -1864,10 +1908,38 @@ BROKEN: tuple[Broken, ...] = (
         _harakat_kept,
     ),
     Broken(
+        "hard-all-terms-filter",
+        "entries that hold only some terms never fill a page that holders of every term leave room on",
+        ("search",),
+        _ids("JM-SEARCH-350"),
+        _hard_all_terms_filter,
+    ),
+    Broken(
+        "no-per-result-match",
+        "every result of an all-terms page says match all, also those that hold only some terms",
+        ("search",),
+        _ids("JM-SEARCH-351"),
+        _no_result_match,
+    ),
+    Broken(
+        "restatements-not-folded",
+        "every entry that only restates the query is a result of its own",
+        ("search",),
+        _ids("JM-SEARCH-352"),
+        _restatements_not_folded,
+    ),
+    Broken(
+        "memory-answers-searched",
+        "memory_context results are search results and memory_context calls give terms",
+        ("search",),
+        _ids("JM-SEARCH-340"),
+        _memory_answers_searched,
+    ),
+    Broken(
         "newest-first-ranking",
         "results are ordered newest first instead of by relevance",
         ("rank",),
-        _ids("JM-RANK-001", "JM-RANK-002", "JM-RANK-003", "JM-RANK-004"),
+        _ids("JM-RANK-001", "JM-RANK-005", "JM-RANK-003", "JM-RANK-004"),
         _newest_first_ranking,
     ),
     Broken(

@@ -114,6 +114,7 @@ def _search_details(query: str, words: list[str]) -> dict[str, Any]:
             "toolName": None,
             "cwd": "/home/u/app",
             "excerpt": word,
+            "match": "all",  # since spec 0.3.0 (JM-SEARCH-351)
         }
         for word in words
     ]

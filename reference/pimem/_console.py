@@ -10,7 +10,7 @@ import os
 import re
 from typing import Any
 
-from ._tool import indexing_note
+from ._tool import indexing_note, result_note
 
 __all__ = ["Style", "render_answer", "render_status"]
 
@@ -61,7 +61,7 @@ def _search(details: dict[str, Any], style: Style, terms: list[str]) -> list[str
     if details["hint"]:
         lines.append(details["hint"])
     for item in results:
-        lines.append(_head(item))
+        lines.append(_head(item) + result_note(item, details["match"]))
         lines.append(f"  {style.marked(item['excerpt'], terms)}")
     if details["truncated"]:
         lines.append(f"More results exist beyond --limit {details['limit']} (at most 50); narrow the query.")

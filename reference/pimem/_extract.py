@@ -14,6 +14,7 @@ import orjson
 
 __all__ = [
     "KINDS",
+    "MEMORY_TOOL",
     "WITHHELD",
     "ContextEdit",
     "Extracted",
@@ -80,6 +81,13 @@ class Extracted(NamedTuple):
     tool_name: str | None
     text: str
     tokens_before: int | None
+    # the text whose words search matches, when it differs from `text`: the memory's own tool
+    # results have none, and an assistant entry's memory_context calls add none (JM-SEARCH-340)
+    search_text: str | None = None
+
+    @property
+    def terms_text(self) -> str:
+        return self.text if self.search_text is None else self.search_text
 
 
 class ContextEdit(NamedTuple):
@@ -223,7 +231,10 @@ def _js_float(found: re.Match[str]) -> str:
     return f"{sign}0.{'0' * -point}{digits}"
 
 
-def _blocks(content: Any, images: bool, calls: bool = False) -> list[str]:
+MEMORY_TOOL = "memory_context"  # the memory's own tool: its calls and results are no history to search
+
+
+def _blocks(content: Any, images: bool, calls: bool = False, own_calls: bool = True) -> list[str]:
     if isinstance(content, str):
         return [content]
     if not isinstance(content, list):
@@ -237,22 +248,28 @@ def _blocks(content: Any, images: bool, calls: bool = False) -> list[str]:
             parts.append(block["text"])
         elif kind == "image" and images:
             parts.append("[image]")
-        elif kind == "toolCall" and calls:
+        elif kind == "toolCall" and calls and (own_calls or block.get("name") != MEMORY_TOOL):
             args = block.get("arguments", {})
             parts.append(f"[tool call] {block.get('name')} {_compact_json(args)}")
     return parts
+
+
+def _assistant_text(message: dict[str, Any], own_calls: bool) -> str:
+    content = message.get("content")
+    parts = (
+        _blocks(content, images=True, calls=True, own_calls=own_calls) if isinstance(content, list) else []
+    )
+    error = message.get("errorMessage")
+    if isinstance(error, str) and error:
+        parts.append(f"[error] {error}")
+    return "\n".join(parts)
 
 
 def _message_text(message: dict[str, Any], kind: Kind, withheld: bool) -> str:
     if kind == "user":
         return "\n".join(_blocks(message.get("content"), images=True))
     if kind == "assistant":
-        content = message.get("content")
-        parts = _blocks(content, images=True, calls=True) if isinstance(content, list) else []
-        error = message.get("errorMessage")
-        if isinstance(error, str) and error:
-            parts.append(f"[error] {error}")
-        return "\n".join(parts)
+        return _assistant_text(message, own_calls=True)
     if kind == "tool_result":
         content = message.get("content")
         text = "\n".join(_blocks(content, images=True) if isinstance(content, list) else [])
@@ -303,6 +320,7 @@ def extract(obj: dict[str, Any], withheld_calls: Container[str]) -> Extracted | 
     kind, text, role, tool = _entry_text(obj, withheld_calls)
     if kind is None or not text:
         return None
+    search_text = _search_text(obj, kind, tool, text)
     timestamp = obj.get("timestamp")
     tokens = obj.get("tokensBefore") if kind == "compaction" else None
     return Extracted(
@@ -312,4 +330,22 @@ def extract(obj: dict[str, Any], withheld_calls: Container[str]) -> Extracted | 
         tool_name=tool,
         text=text,
         tokens_before=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+        search_text=search_text,
     )
+
+
+def _search_text(obj: dict[str, Any], kind: Kind, tool: str | None, text: str) -> str | None:
+    """The words search matches in an entry, when they are not its text: none in a result of the
+    memory's own tool (a copy of other entries), and an assistant entry's text without its
+    memory_context call blocks (the model's query repeats the question; JM-SEARCH-340)."""
+    if kind == "tool_result" and tool == MEMORY_TOOL:
+        return ""
+    if kind != "assistant":
+        return None
+    content = obj["message"].get("content")
+    if not isinstance(content, list) or not any(
+        isinstance(block, dict) and block.get("type") == "toolCall" and block.get("name") == MEMORY_TOOL
+        for block in content
+    ):
+        return None
+    return _assistant_text(obj["message"], own_calls=False)

@@ -98,10 +98,15 @@ def line_moved(path: str, offset: int, length: int, digest: bytes) -> bool:
     return line is None or line_hash(line) != digest
 
 
-def _with_text(line: Line, text: str) -> Line:
+def _with_text(line: Line, text: str, terms_text: str | None = None) -> Line:
     """An entry's line with its redacted text's size and search terms (the text itself stays in the
-    journal)."""
-    return line._replace(chars=len(text), terms=index_text(text))
+    journal); `terms_text`: the redacted words search matches, when they are not the text's."""
+    return line._replace(chars=len(text), terms=index_text(text if terms_text is None else terms_text))
+
+
+def _searchable(line: Line, redacted: list[str], place: int, own: dict[int, int]) -> Line:
+    """An entry's line with the redacted text at `place` and, where it has one, its own search text."""
+    return _with_text(line, redacted[place], redacted[own[place]] if place in own else None)
 
 
 def as_withheld(line: Line) -> Line:
@@ -115,6 +120,7 @@ def prepare(task: Task) -> Prepared:
     chunk = read_chunk(task.path, task.start, task.max_line_bytes, _BATCH_BYTES)
     found = Prepared(task.start, chunk.end, [], [], chunk.overlong, _digest(chunk.lines), None)
     texts: list[str] = []
+    own: dict[int, int] = {}  # a text's place → the place of its search text, when it has its own
     for offset, raw in chunk.lines:
         if offset == 0:
             continue  # the header
@@ -143,13 +149,19 @@ def prepare(task: Task) -> Prepared:
             call = obj["message"].get("toolCallId") if entry.kind == "tool_result" else None
             line = line._replace(kind=entry.kind, call_id=call)
             texts.append(entry.text)
+            if entry.search_text is not None:
+                own[len(texts) - 1] = len(texts)
+                texts.append(entry.search_text)
         if (edit := context_edit(obj)) is not None:
             line = line._replace(edit=(edit.target_id, edit.replaced))
         found.lines.append(line)
     # redacted together: one scan per keyword for a batch of short texts
     with redaction_policy(task.redaction):
-        redacted = iter(redact_many(texts))
-    found.lines = [_with_text(line, next(redacted)) if line.kind else line for line in found.lines]
+        redacted = redact_many(texts)
+    places = iter(place for place in range(len(texts)) if place not in own.values())
+    found.lines = [
+        _searchable(line, redacted, next(places), own) if line.kind else line for line in found.lines
+    ]
     if chunk.lines:
         offset, raw = chunk.lines[-1]
         found.last = (offset, len(raw), line_hash(raw))

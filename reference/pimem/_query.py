@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from ._echo import echo
 from ._errors import ToolError
-from ._extract import Extracted, Kind, extract
+from ._extract import MEMORY_TOOL, Extracted, Kind, extract
 from ._index import Index
 from ._journals import Journal, parse_line, read_line_at
 from ._memo import Memo, SizedCache
@@ -34,13 +34,25 @@ from ._results import (
     ReadAnswer,
     ReadCandidate,
     ReadStatus,
+    ResultMatch,
     SearchFound,
     SearchResult,
     Summaries,
     Summary,
 )
 from ._store import Candidate, ContextEditRow, EntryRow, Filters, Scope
-from ._terms import Term, holds_sequence, holds_term, nfc, places, query_sequence, split_terms, stem_prefix
+from ._terms import (
+    STOP_WORDS,
+    Term,
+    holds_sequence,
+    holds_term,
+    iter_terms,
+    nfc,
+    places,
+    query_sequence,
+    split_terms,
+    stem_prefix,
+)
 from ._terms import query_terms as analysed_terms
 
 __all__ = [
@@ -307,8 +319,8 @@ def _candidate_texts(view: View, hits: list[Candidate]) -> dict[int, str]:
             break
         entry = _load(view, row, withheld)
         if entry is not None:
-            texts[row.rowid] = entry.text
-            budget -= len(entry.text)
+            texts[row.rowid] = entry.terms_text
+            budget -= len(entry.terms_text)
     return texts
 
 
@@ -482,23 +494,124 @@ def _ranked_holders(
     return order, bool(capped)
 
 
+@dataclass
+class _Hit:
+    """One result of a page: its row and entry, how it matched, and how many later entries that
+    only restate the query it stands for."""
+
+    row: EntryRow
+    entry: Extracted
+    match: ResultMatch | None  # None in a listing
+    repeats: int = 0
+
+
+class _Page:
+    """A search's page, filled from ranked candidates in order. Every entry that only restates the
+    query after the first is folded into that first one's result (JM-SEARCH-352) instead of taking
+    a place. Only the first CHECK_CAP entries taken are judged so: the rest count as saying more."""
+
+    def __init__(self, view: View, query: str, limit: int) -> None:
+        self.view, self.limit = view, limit
+        self.allowed = {term.casefold() for term in split_terms(query)} | STOP_WORDS
+        self.markers = any(atom in _marker_atoms(marker_names()) for atom in query_sequence(query))
+        self.shown: list[_Hit] = []
+        self.restating: _Hit | None = None
+        self.judged = 0
+        self.stale = False
+        self.withheld: dict[int, set[str]] = {}
+
+    def full(self) -> bool:
+        """Whether the page holds one more result than it shows (so more exist)."""
+        return len(self.shown) > self.limit
+
+    def take(self, hits: list[Candidate], match: ResultMatch) -> bool:
+        """Take these candidates in order until the page is full; whether some were left."""
+        at = 0
+        while at < len(hits) and not self.full():
+            batch = hits[at : at + self.limit + 1 - len(self.shown)]
+            at += len(batch)
+            for row in _fetch(self.view, batch):
+                entry = _load(self.view, row, self.withheld)
+                if entry is None:
+                    self.stale = True
+                    continue
+                hit = _Hit(row, entry, match)
+                if self._restates(entry.terms_text):
+                    if self.restating is not None:
+                        self.restating.repeats += 1
+                        continue
+                    self.restating = hit
+                self.shown.append(hit)
+        return at < len(hits)
+
+    def _restates(self, text: str) -> bool:
+        """Whether every term of the text, as redacted, is a term of the query or a stop word (a
+        redaction marker's words count only when the query holds one of them)."""
+        if self.judged >= CHECK_CAP:
+            return False
+        self.judged += 1
+        allowed = self.allowed
+        if not all(term.casefold() in allowed for term in iter_terms(text)):
+            return False
+        return not self.markers or all(
+            term.casefold() in allowed for term in iter_terms(_redact_cached(self.view, text))
+        )
+
+
+def _own_answer(entry: Extracted) -> bool:
+    """Whether an entry is a result of the memory's own tool (never a search result, JM-SEARCH-340)."""
+    return entry.kind == "tool_result" and entry.tool_name == MEMORY_TOOL
+
+
+def _listing(view: View, filters: Filters, limit: int) -> tuple[Match, list[_Hit], bool, bool]:
+    """The newest entries, newest first, without the memory's own answers (read more of the
+    newest lines while some of them were such answers)."""
+    count = limit + 1
+    while True:
+        rows = _latest(view, filters, count)
+        loaded: list[_Hit] = []
+        stale = False
+        for row in rows:
+            entry = _load(view, row)
+            if entry is None:
+                stale = True
+            elif not _own_answer(entry):
+                loaded.append(_Hit(row, entry, None))
+                if len(loaded) > limit:
+                    break
+        if len(loaded) > limit or len(rows) < count:
+            return "list", loaded[:limit], len(loaded) > limit, stale
+        count *= 2
+
+
 def _search_once(
     view: View, query: str | None, filters: Filters, limit: int
-) -> tuple[Match, list[EntryRow], bool]:
-    """(match, the first `limit` rows, whether there are more)."""
+) -> tuple[Match, list[_Hit], bool, bool]:
+    """(match, the page, whether more results exist, whether a line of a candidate no longer
+    carried its entry: its journal changed under the index and is being reindexed)."""
     if query is None:
-        rows = _latest(view, filters, limit + 1)
-        return "list", rows[:limit], len(rows) > limit
+        return _listing(view, filters, limit)
     terms = analysed_terms(query)
     if not terms:
-        return "none", [], False
+        return "none", [], False, False
+    page = _Page(view, query, limit)
     hits, more = _all_terms(view, terms, query_sequence(query), filters)
-    match: Match = "all"
-    if not hits and len(terms) > 1:
-        (hits, more), match = _any_term(view, terms, filters, limit), "any"
-    if not hits:
-        return "none", [], False
-    return match, _fetch(view, hits[:limit]), more or len(hits) > limit
+    more = page.take(hits, "all") or more
+    if not page.full() and len(terms) > 1:  # the any-term ranking fills the page (JM-SEARCH-350)
+        held = {hit.rowid for hit in hits}
+        others, more_others = _any_term(view, terms, filters, limit)
+        more = page.take([hit for hit in others if hit.rowid not in held], "any") or more or more_others
+    shown = page.shown[:limit]
+    if not shown:
+        return "none", [], False, page.stale
+    match: Match = "all" if shown[0].match == "all" else "any"  # whether some entry holds every term
+    return match, shown, more or page.full(), page.stale
+
+
+_HINTS: dict[Match, str] = {
+    "any": "No entry has every term; these have at least one. Try fewer or different words.",
+    "none": "Nothing matched. Try other words, a wider date range, or no kind filter.",
+}
 
 
 def search(
@@ -512,26 +625,24 @@ def search(
 ) -> SearchFound:
     text = None if query is None or not query.strip() else query
     filters = Filters(kind, since, until)
-    match, rows, more = _search_once(view, text, filters, limit)
-    loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
-    if len(loaded) < len(rows):  # a journal changed under its pointers and was just reindexed: again
-        match, rows, more = _search_once(view, text, filters, limit)
-        loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
-    excerpts = _excerpts([entry.text for _, entry in loaded], query_terms(text or ""))
-    edits = _context_edits(view, (row for row, _ in loaded))
-    results = [
-        _marked(_result(row, entry, excerpt), row, edits)
-        for (row, entry), excerpt in zip(loaded, excerpts, strict=True)
-    ]
-    hints: dict[Match, str] = {
-        "any": "No entry has every term; these have at least one. Try fewer or different words.",
-        "none": "Nothing matched. Try other words, a wider date range, or no kind filter.",
-    }
+    match, shown, more, stale = _search_once(view, text, filters, limit)
+    if stale:  # a journal changed under its pointers and was just reindexed: again
+        match, shown, more, _ = _search_once(view, text, filters, limit)
+    excerpts = _excerpts([item.entry.text for item in shown], query_terms(text or ""))
+    edits = _context_edits(view, (item.row for item in shown))
+    results = []
+    for item, excerpt in zip(shown, excerpts, strict=True):
+        result = _result(item.row, item.entry, excerpt)
+        if item.match is not None:
+            result["match"] = item.match
+        if item.repeats:
+            result["repeats"] = item.repeats
+        results.append(_marked(result, item.row, edits))
     return {
         "action": "search",
         "query": text,  # an empty query is no query (JM-SEARCH-020)
         "match": match,
-        "hint": hints.get(match),
+        "hint": _HINTS.get(match),
         "limit": limit,
         "truncated": more,
         "results": results,

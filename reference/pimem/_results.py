@@ -23,6 +23,7 @@ __all__ = [
     "ReadAnswer",
     "ReadCandidate",
     "ReadStatus",
+    "ResultMatch",
     "SearchAnswer",
     "SearchFound",
     "SearchResult",
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 Match = Literal["list", "none", "all", "any"]  # how a search matched (`match` in its details)
+ResultMatch = Literal["all", "any"]  # how one result of a search with terms matched
 ReadStatus = Literal["ok", "ambiguous", "not_found", "unavailable"]
 Position = Literal["before", "hit", "after"]  # of an entry shown around another
 
@@ -68,6 +70,8 @@ class SearchResult(Marked):
     toolName: str | None
     cwd: str
     excerpt: str
+    match: NotRequired[ResultMatch]  # not in a listing
+    repeats: NotRequired[int]  # only when it stands for later restatements of the query (JM-SEARCH-352)
 
 
 class SearchFound(TypedDict):

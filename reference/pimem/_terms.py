@@ -27,7 +27,7 @@ import operator
 import re
 import string
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -43,6 +43,7 @@ __all__ = [
     "holds_sequence",
     "holds_term",
     "index_text",
+    "iter_terms",
     "nfc",
     "places",
     "query_sequence",
@@ -211,19 +212,30 @@ def split_terms(query: str) -> list[str]:
     one term), without repeats, in order."""
     terms: list[str] = []
     seen: set[str] = set()
-    text = _HARAKAT.sub("", nfc(query))
+    for term in iter_terms(query):
+        if term.casefold() not in seen:
+            seen.add(term.casefold())
+            terms.append(term)
+    return terms
+
+
+_ASCII_TERM = re.compile(r"[A-Za-z0-9]+")
+
+
+def iter_terms(text: str) -> Iterator[str]:
+    """The terms of a text as a query's are split (repeats included), one by one: a caller that
+    stops early reads no further."""
+    if text.isascii():
+        yield from (found.group() for found in _ASCII_TERM.finditer(text))
+        return
     run: list[str] = []
-    for char in text + " ":
+    for char in _HARAKAT.sub("", nfc(text)) + " ":
         if _token_char(char) and not (run and _no_space(run[-1]) != _no_space(char) and not _mark(char)):
             run.append(char)
             continue
         if run:
-            term = "".join(run)
-            if term.casefold() not in seen:
-                seen.add(term.casefold())
-                terms.append(term)
+            yield "".join(run)
         run = [char] if _token_char(char) else []
-    return terms
 
 
 def _without_marks_after(term: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -10,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 from ._echo import echo, quoted
 from ._errors import AGENT_WORDING, IndexUnavailable, ToolError, Wording, protocol_answer
-from ._extract import KINDS, Kind
+from ._extract import KINDS, MEMORY_TOOL, Kind
 from ._memory import Memory
 from ._query import around, read, search, summaries
 from ._redact import redact_tree, redaction_policy
@@ -37,11 +38,12 @@ __all__ = [
     "Args",
     "indexing_note",
     "parse_bound",
+    "result_note",
     "run_tool",
     "validate",
 ]
 
-TOOL_NAME = "memory_context"
+TOOL_NAME = MEMORY_TOOL
 LABEL = "Memory"
 DESCRIPTION = (
     "Search and read this project's earlier Pi sessions, including turns compacted away: "
@@ -316,18 +318,29 @@ def _honest_hint(details: SearchAnswer) -> str | None:
 def _render_search(details: SearchAnswer) -> list[str]:
     query = details["query"]
     what = "newest entries" if query is None else f"search {quoted(query)}"  # no query: match list
-    lines = [
-        f"{what} · {details['scope']} scope · {len(details['results'])} result(s), match {details['match']}"
-    ]
+    results = details["results"]
+    lines = [f"{what} · {details['scope']} scope · {len(results)} result(s), match {details['match']}"]
     lines += indexing_note(details["indexing"], details["hint"])
     if details["hint"]:
         lines.append(details["hint"])
-    for number, item in enumerate(details["results"], 1):
-        lines.append(f"{number}. {_head(item)} · source {item['source']}")
+    partly = sum(item.get("match") == "any" for item in results)
+    if details["match"] == "all" and partly:  # a filled page (JM-SEARCH-350)
+        lines.append(f"The last {partly} result(s) have only some of the terms.")
+    for number, item in enumerate(results, 1):
+        lines.append(
+            f"{number}. {_head(item)} · source {item['source']}{result_note(item, details['match'])}"
+        )
         lines.append(f"   {item['excerpt']}")
     if details["truncated"]:
         lines.append(f"More results exist beyond limit {details['limit']}; narrow the query or raise limit.")
     return lines
+
+
+def result_note(item: Mapping[str, object], match: str) -> str:
+    """How one result matched, where the page says otherwise, and the restatements it stands for."""
+    how = " · some terms" if match == "all" and item.get("match") == "any" else ""
+    repeats = item.get("repeats")
+    return how + (f" · the query restated, also {repeats} more time(s)" if repeats else "")
 
 
 def _not_ok(details: ReadAnswer | AroundAnswer) -> list[str]:

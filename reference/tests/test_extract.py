@@ -163,3 +163,18 @@ def test_sensitive_results_are_withheld_through_call_ids() -> None:
 )
 def test_sensitive_path_patterns(path: str, sensitive: bool) -> None:
     assert is_sensitive_path(path) is sensitive
+
+
+def test_the_memorys_own_calls_and_results_give_no_search_words() -> None:
+    call = {"type": "toolCall", "id": "c1", "name": "memory_context", "arguments": {"query": "staging"}}
+    other = {"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "ls"}}
+    said = {"type": "text", "text": "Looking it up."}
+    entry = extract(msg("assistant", content=[said, call, other]), set())
+    assert entry is not None
+    assert "memory_context" in entry.text  # the read text keeps the call (JM-EXTRACT-001)
+    assert entry.terms_text == 'Looking it up.\n[tool call] bash {"command":"ls"}'
+    plain = extract(msg("assistant", content=[said, other]), set())
+    assert plain is not None and plain.search_text is None and plain.terms_text == plain.text
+    result = msg("toolResult", toolCallId="c1", toolName="memory_context", content=[said])
+    found = extract(result, set())
+    assert found is not None and found.text == "Looking it up." and found.terms_text == ""

@@ -17,9 +17,11 @@ from pimem._terms import (
     holds_sequence,
     holds_term,
     index_text,
+    iter_terms,
     query_sequence,
     query_terms,
     sequence_in,
+    split_terms,
 )
 
 
@@ -221,3 +223,12 @@ def test_the_shape_memory_stays_bounded_and_right() -> None:
         assert len(_terms._BOUNDED) <= _terms._BOUNDED.size
     blob = b"aA0" * 100  # a long run is judged, not remembered
     assert _terms._BOUNDED[blob] and blob not in _terms._BOUNDED
+
+
+@pytest.mark.parametrize(
+    "text", ["Where does staging run? Check it.", "數據庫 migration, 数据ꀀ", "हिन्दी भाषा", "a_b-c", ""]
+)
+def test_iter_terms_are_the_split_terms_with_repeats(text: str) -> None:
+    terms = list(iter_terms(text + " " + text))
+    assert terms == list(iter_terms(text)) * 2 if text else terms == []
+    assert list(dict.fromkeys(term.casefold() for term in terms)) == [t.casefold() for t in split_terms(text)]
