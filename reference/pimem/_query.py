@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from ._context import in_context
 from ._echo import echo
 from ._errors import ToolError
 from ._extract import Extracted, Kind, extract
@@ -51,6 +52,7 @@ __all__ = [
     "TERM_CAP",
     "View",
     "around",
+    "context_of",
     "query_terms",
     "read",
     "scope_of",
@@ -509,9 +511,11 @@ def search(
     since: int | None,
     until: int | None,
     limit: int,
+    hidden: frozenset[tuple[str, int]] = frozenset(),
 ) -> SearchFound:
+    """`hidden`: the entries in the model's context (_context), left out as a filter leaves out."""
     text = None if query is None or not query.strip() else query
-    filters = Filters(kind, since, until)
+    filters = Filters(kind, since, until, hidden)
     match, rows, more = _search_once(view, text, filters, limit)
     loaded = [(row, entry) for row in rows if (entry := _load(view, row)) is not None]
     if len(loaded) < len(rows):  # a journal changed under its pointers and was just reindexed: again
@@ -527,15 +531,44 @@ def search(
         "any": "No entry has every term; these have at least one. Try fewer or different words.",
         "none": "Nothing matched. Try other words, a wider date range, or no kind filter.",
     }
+    left_out = _in_context_matches(view, text, filters)
+    hint = hints.get(match)
+    if match == "none" and left_out:
+        hint = (
+            f"Every match ({left_out}) is in your context already, so none is shown; "
+            "pass includeContext: true to list them anyway."
+        )
     return {
         "action": "search",
         "query": text,  # an empty query is no query (JM-SEARCH-020)
         "match": match,
-        "hint": hints.get(match),
+        "hint": hint,
         "limit": limit,
         "truncated": more,
         "results": results,
+        "inContext": left_out,
     }
+
+
+def context_of(view: View, leaf_id: str | None) -> frozenset[tuple[str, int]]:
+    """The entries in the model's context at this leaf of the current journal (none without one)."""
+    known = view.index.known().get(view.current or "") if leaf_id is not None else None
+    file_id = None if known is None else known[0]
+    return in_context(view.index.store, file_id, leaf_id, view.index.generation)
+
+
+def _in_context_matches(view: View, query: str | None, filters: Filters) -> int:
+    """How many entries the search left out because they are in the model's context: those that
+    pass the filters and hold some term of the query (every one, in a listing)."""
+    if not filters.hidden:
+        return 0
+    rowids = view.index.store.entries_among(view.scope, filters, filters.hidden)
+    if query is None or not rowids:
+        return len(rowids)
+    terms = analysed_terms(query)
+    if not terms:
+        return 0
+    return len(view.index.store.holding(" OR ".join(f"({term.match})" for term in terms), rowids))
 
 
 # -- read ----------------------------------------------------------------------------------------
