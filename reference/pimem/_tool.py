@@ -44,9 +44,9 @@ __all__ = [
 TOOL_NAME = "memory_context"
 LABEL = "Memory"
 DESCRIPTION = (
-    "Search and read this project's earlier Pi sessions, including turns compacted away: "
-    "search finds what is no longer in your context; read an entry by id, list compaction "
-    "summaries, or show the context around an entry."
+    "Search and read this project's earlier Pi sessions: search finds what is no longer in your "
+    "context, compacted turns included; read an entry by id, list summaries, or show an entry's "
+    "surroundings."
 )
 ACTIONS = ("search", "read", "summaries", "around")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
