@@ -1589,6 +1589,20 @@ def _in_context_count_unfiltered(monkeypatch: pytest.MonkeyPatch) -> None:
     _wrap(monkeypatch, _query, "_in_context_matches", make)
 
 
+def _in_context_count_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def count(view: Any, query: str | None, filters: Any) -> Any:
+            if query is None or not filters.hidden:
+                return original(view, query, filters)
+            rowids = view.index.store.entries_among(view.scope, filters, filters.hidden)
+            matches = " OR ".join(f"({term.match})" for term in _terms.query_terms(query))
+            return len(view.index.store.holding(matches, rowids)) if matches and rowids else 0
+
+        return count
+
+    _wrap(monkeypatch, _query, "_in_context_matches", make)
+
+
 def _include_context_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     def make(original: Any) -> Any:
         return lambda arguments, tz: dataclasses.replace(original(arguments, tz), include_context=False)
@@ -2590,6 +2604,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-402"),
         _in_context_count_unfiltered,
+    ),
+    Broken(
+        "in-context-count-unchecked",
+        "inContext counts the context's entries holding a term's tokens, in a row or not",
+        ("search",),
+        _ids("JM-SEARCH-402"),
+        _in_context_count_unchecked,
     ),
     Broken(
         "include-context-ignored",

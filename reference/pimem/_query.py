@@ -559,16 +559,31 @@ def context_of(view: View, leaf_id: str | None) -> frozenset[tuple[str, int]]:
 
 def _in_context_matches(view: View, query: str | None, filters: Filters) -> int:
     """How many entries the search left out because they are in the model's context: those that
-    pass the filters and hold some term of the query (every one, in a listing)."""
+    pass the filters and hold some term of the query (every one, in a listing). A term that needs
+    its line checked (contiguity, JM-SEARCH-040/042) counts only where the line holds it; those
+    lines are read only for entries that hold no other term, and they are few (the context's)."""
     if not filters.hidden:
         return 0
-    rowids = view.index.store.entries_among(view.scope, filters, filters.hidden)
+    store = view.index.store
+    rowids = store.entries_among(view.scope, filters, filters.hidden)
     if query is None or not rowids:
         return len(rowids)
     terms = analysed_terms(query)
     if not terms:
         return 0
-    return len(view.index.store.holding(" OR ".join(f"({term.match})" for term in terms), rowids))
+    holders = store.holding(" OR ".join(f"({term.match})" for term in terms), rowids)
+    checked = [term for term in terms if term.check]
+    plain = [term for term in terms if not term.check]
+    if not checked:
+        return len(holders)
+    sure = store.holding(" OR ".join(f"({term.match})" for term in plain), holders) if plain else set()
+    checks = _Checks(checked, [])
+    held = {
+        row.rowid
+        for row in store.entries_at(view.scope, holders - sure)
+        if (entry := _load(view, row)) is not None and any(checks.term(entry.text, term) for term in checked)
+    }
+    return len(sure) + len(held)
 
 
 # -- read ----------------------------------------------------------------------------------------
