@@ -126,6 +126,7 @@ def _search_details(query: str, words: list[str]) -> dict[str, Any]:
         "limit": 10,
         "truncated": False,
         "results": results,
+        "inContext": 0,
         "indexing": {
             "complete": True,
             "indexedJournals": 1,
