@@ -113,6 +113,7 @@ function tool(instance, name, args) {
       return toolResult({
         action: "search", scope, query: args.query ?? null, match, hint: null, limit,
         truncated: found.length > limit, results: found.slice(0, limit), indexing,
+        inContext: 0, // this example ignores leafId: it leaves nothing out (JM-SEARCH-401)
       });
     }
     case "read":

@@ -153,6 +153,7 @@ def tool(instance: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
                 "limit": arguments.get("limit", 10),
                 "truncated": False,
                 "results": found[:10],
+                "inContext": 0,  # this example ignores leafId: it leaves nothing out (JM-SEARCH-401)
                 "indexing": indexing,
             }
         )

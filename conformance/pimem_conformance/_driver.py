@@ -76,7 +76,8 @@ class CaseRun:
 def _request_for(step: dict[str, Any], instance: str) -> tuple[str, dict[str, Any]]:
     """The protocol command and fields a (non-mutation, non-request) step sends."""
     if "tool" in step:
-        return "tool", {"instance": instance, "name": TOOL_NAME, "arguments": step["tool"]}
+        leaf = {"leafId": step["leafId"]} if "leafId" in step else {}
+        return "tool", {"instance": instance, "name": TOOL_NAME, "arguments": step["tool"], **leaf}
     if "command" in step:
         return "command", {"instance": instance, "name": COMMAND_NAME, "args": step["command"]}
     if "event" in step:

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from pimem import (
+    _context,
     _echo,
     _errors,
     _extract,
@@ -1595,6 +1596,133 @@ def _no_result_match(monkeypatch: pytest.MonkeyPatch) -> None:
                     result["match"] = "all"
             return found
 
+
+# -- the model's context (issue #29) -----------------------------------------------------------------
+
+
+def _context_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_query, "in_context", lambda *args: frozenset())
+
+
+def _last_line(view: Any) -> str | None:
+    known = view.index.known().get(view.current or "")
+    lines = view.index.store.lines(known[0]) if known is not None else []
+    return lines[-1].entry_id if lines else None
+
+
+def _context_from_last_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    _wrap(
+        monkeypatch,
+        _tool,
+        "context_of",
+        lambda original: lambda view, leaf: original(view, leaf and _last_line(view)),
+    )
+
+
+def _no_leaf_means_last_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        return lambda view, leaf: original(view, _last_line(view) if leaf is None else leaf)
+
+    _wrap(monkeypatch, _tool, "context_of", make)
+
+
+def _first_kept_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_context, "_kept", lambda path: path)
+
+
+def _unkept_keeps_the_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def kept(path: list[Any]) -> list[Any]:
+            found = original(path)
+            compaction = found[0] if found and found[0].kind == "compaction" else None
+            after = path[path.index(compaction) + 1 :] if compaction is not None else None
+            return path if after is not None and found[1:] == after else found  # none kept before C
+
+        return kept
+
+    _wrap(monkeypatch, _context, "_kept", make)
+
+
+def _every_line_on_the_path_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_context, "_sent", lambda row: row.kind is not None)
+
+
+class _NoEdits:
+    """A store whose journals have no context_edit lines, for the context only."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def lines(self, file_id: int) -> Any:
+        return self.store.lines(file_id)
+
+    def context_edits(self, file_id: int, target_ids: list[str]) -> list[Any]:
+        return []
+
+
+def _edited_targets_kept_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    _wrap(
+        monkeypatch,
+        _context,
+        "_compute",
+        lambda original: lambda store, *rest: original(_NoEdits(store), *rest),
+    )
+
+
+def _context_set_per_journal(monkeypatch: pytest.MonkeyPatch) -> None:
+    stored: dict[int, Any] = {}
+
+    def make(original: Any) -> Any:
+        def in_context(store: Any, file_id: int | None, leaf_id: str | None, generation: object) -> Any:
+            if file_id is None or leaf_id is None:
+                return frozenset()
+            if file_id not in stored:  # as if the set were written to the index with the journal
+                stored[file_id] = original(store, file_id, leaf_id, generation)
+            return stored[file_id]
+
+        return in_context
+
+    _wrap(monkeypatch, _query, "in_context", make)
+
+
+def _copies_by_id_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_store, "_PAIRS", "(SELECT value ->> 0, e.ts FROM json_each(?))")
+
+
+def _in_context_count_unfiltered(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        return lambda view, query, filters: original(view, query, _store.Filters(hidden=filters.hidden))
+
+    _wrap(monkeypatch, _query, "_in_context_matches", make)
+
+
+def _in_context_count_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def count(view: Any, query: str | None, filters: Any) -> Any:
+            if query is None or not filters.hidden:
+                return original(view, query, filters)
+            rowids = view.index.store.entries_among(view.scope, filters, filters.hidden)
+            matches = " OR ".join(f"({term.match})" for term in _terms.query_terms(query))
+            return len(view.index.store.holding(matches, rowids)) if matches and rowids else 0
+
+        return count
+
+    _wrap(monkeypatch, _query, "_in_context_matches", make)
+
+
+def _include_context_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        return lambda arguments, tz: dataclasses.replace(original(arguments, tz), include_context=False)
+
+    _wrap(monkeypatch, _tool, "validate", make)
+
+
+def _no_hint_when_all_in_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def search(*args: Any, **kwargs: Any) -> Any:
+            found = original(*args, **kwargs)
+            return {**found, "hint": None} if found["inContext"] and not found["results"] else found
+
         return search
 
     _wrap(monkeypatch, _tool, "search", make)
@@ -1609,6 +1737,26 @@ def _memory_answers_searched(monkeypatch: pytest.MonkeyPatch) -> None:
     """The memory's own tool results and calls are indexed and listed like any other entry."""
     monkeypatch.setattr(_extract, "_search_text", lambda obj, kind, tool, text: None)
     monkeypatch.setattr(_query, "_own_answer", lambda entry: False)
+
+
+def _summaries_leave_out_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(original: Any) -> Any:
+        def answer(memory: Any, args: Any, leaf_id: str | None = None) -> Any:
+            details = original(memory, args, leaf_id)
+            if args.action != "summaries" or leaf_id is None:
+                return details
+            seen = {
+                entry
+                for entry, _ in _query.context_of(memory.before_answer(args.scope, args.session_id), leaf_id)
+            }
+            return {
+                **details,
+                "results": [item for item in details["results"] if item["entryId"] not in seen],
+            }
+
+        return answer
+
+    _wrap(monkeypatch, _tool, "_answer", make)
 
 
 def _ids(*names: str) -> frozenset[str]:
@@ -2574,5 +2722,103 @@ BROKEN: tuple[Broken, ...] = (
         ("read-context-edit",),
         _ids("JM-READ-072"),
         _edit_kind_unchecked,
+    ),
+    Broken(
+        "context-ignored",
+        "search ignores the leaf: the question just asked and the rest of the context come back",
+        ("search",),
+        _ids("JM-SEARCH-401", "JM-SEARCH-402", "JM-SEARCH-403", "JM-SEARCH-404", "JM-SEARCH-406"),
+        _context_ignored,
+    ),
+    Broken(
+        "context-from-last-line",
+        "the context is walked from the current journal's last line, not from the leaf given",
+        ("search",),
+        _ids("JM-SEARCH-401"),
+        _context_from_last_line,
+    ),
+    Broken(
+        "no-leaf-means-last-line",
+        "without a leaf the context is walked from the current journal's last line",
+        ("search",),
+        _ids("JM-SEARCH-400"),
+        _no_leaf_means_last_line,
+    ),
+    Broken(
+        "first-kept-ignored",
+        "a compaction does not cut the path: every entry from the root is in the context",
+        ("search",),
+        _ids("JM-SEARCH-401"),
+        _first_kept_ignored,
+    ),
+    Broken(
+        "unkept-keeps-the-path",
+        "a firstKeptEntryId that is missing, the compaction's own or off the path keeps the whole path",
+        ("search",),
+        _ids("JM-SEARCH-401"),
+        _unkept_keeps_the_path,
+    ),
+    Broken(
+        "every-line-on-the-path-sent",
+        "labels, session names and bash commands excluded from the context count as in it",
+        ("search",),
+        _ids("JM-SEARCH-401"),
+        _every_line_on_the_path_sent,
+    ),
+    Broken(
+        "edited-targets-kept-in",
+        "context_edits are ignored: replaced and omitted targets stay out of search",
+        ("search",),
+        _ids("JM-SEARCH-406"),
+        _edited_targets_kept_in,
+    ),
+    Broken(
+        "context-set-per-journal",
+        "the context of the first leaf is kept for the journal, as if stored in the index",
+        ("search",),
+        _ids("JM-SEARCH-401"),
+        _context_set_per_journal,
+    ),
+    Broken(
+        "copies-by-id-alone",
+        "every entry with the id of one in the context is left out, whatever its timestamp",
+        ("search",),
+        _ids("JM-SEARCH-404"),
+        _copies_by_id_alone,
+    ),
+    Broken(
+        "in-context-count-unfiltered",
+        "inContext counts the context's matches whatever the kind and date filters",
+        ("search",),
+        _ids("JM-SEARCH-402"),
+        _in_context_count_unfiltered,
+    ),
+    Broken(
+        "in-context-count-unchecked",
+        "inContext counts the context's entries holding a term's tokens, in a row or not",
+        ("search",),
+        _ids("JM-SEARCH-402"),
+        _in_context_count_unchecked,
+    ),
+    Broken(
+        "include-context-ignored",
+        "includeContext: true is accepted and changes nothing",
+        ("search",),
+        _ids("JM-SEARCH-405"),
+        _include_context_ignored,
+    ),
+    Broken(
+        "no-hint-when-all-in-context",
+        "a search whose every match is in the context answers none without a hint",
+        ("search",),
+        _ids("JM-SEARCH-403"),
+        _no_hint_when_all_in_context,
+    ),
+    Broken(
+        "summaries-leave-out-context",
+        "summaries leave out the compaction in the model's context",
+        ("search",),
+        _ids("JM-SEARCH-407"),
+        _summaries_leave_out_context,
     ),
 )

@@ -89,8 +89,8 @@ class FakeServer:
         if self.mode == "bad-seq":
             seq = [seq]
         if "error" in words:
-            message = "" if self.mode == "empty-error-message" else "query asked for an error"
-            return {"seq": seq, "error": {"code": "bad_argument", "message": message}}
+            said = "" if self.mode == "empty-error-message" else "query asked for an error"
+            return {"seq": seq, "error": {"code": "bad_argument", "message": said}}
         details = _search_details(query, words)
         if self.mode == "loose-details":
             details["rank"] = 1.0
@@ -127,6 +127,7 @@ def _search_details(query: str, words: list[str]) -> dict[str, Any]:
         "limit": 10,
         "truncated": False,
         "results": results,
+        "inContext": 0,
         "indexing": {
             "complete": True,
             "indexedJournals": 1,

@@ -250,11 +250,11 @@ class MemoryClient {
     this.observe(ctx);
     try {
       try {
-        return await this.callToolOnce(name, args, signal);
+        return await this.callToolOnce(name, args, signal, leafOf(ctx));
       } catch (error) {
         // The tool only reads, so a call whose server died under it is safe to repeat once.
         if (!(error instanceof ServerExitError)) throw error;
-        return await this.callToolOnce(name, args, signal);
+        return await this.callToolOnce(name, args, signal, leafOf(ctx));
       }
     } catch (error) {
       if (error instanceof ToolAnswer || signal?.aborted) throw error;
@@ -267,11 +267,13 @@ class MemoryClient {
    * @param {string} name
    * @param {Record<string, unknown>} args
    * @param {AbortSignal | undefined} signal
+   * @param {string | null} leafId where the model stands (search leaves out what it already sees)
    */
-  async callToolOnce(name, args, signal) {
+  async callToolOnce(name, args, signal, leafId) {
     const connection = await unlessAborted(this.ready(), signal);
     await connection.request({ cmd: "clock", instance: INSTANCE, now: currentClock().now }, signal);
-    const response = await connection.request({ cmd: "tool", instance: INSTANCE, name, arguments: args }, signal);
+    const request = { cmd: "tool", instance: INSTANCE, name, arguments: args, leafId };
+    const response = await connection.request(request, signal);
     const error = /** @type {{code: string, message: string} | undefined} */ (response.error);
     if (error) throw new ToolAnswer(`${error.code}: ${error.message}`);
     return { content: response.content, details: response.details };
@@ -326,6 +328,21 @@ class MemoryClient {
         : `Memory viewer (read-only), open: ${url}`,
       "info",
     );
+  }
+}
+
+/**
+ * The current session's leaf (`sessionManager.getLeafId()`, the same on Pi 0.73.1 and 1.x), or null
+ * when the context has none or cannot say.
+ * @param {PiContext} ctx
+ * @returns {string | null}
+ */
+function leafOf(ctx) {
+  try {
+    const leaf = ctx?.sessionManager?.getLeafId?.();
+    return typeof leaf === "string" ? leaf : null;
+  } catch {
+    return null;
   }
 }
 

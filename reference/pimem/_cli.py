@@ -24,6 +24,7 @@ from ._console import Style, render_answer, render_status
 from ._doctor import doctor, journal_folders, skipped_lines
 from ._errors import IndexUnavailable, ToolError, Wording, protocol_answer
 from ._extract import KINDS
+from ._journals import last_entry_id
 from ._maintenance import (
     describe,
     forget,
@@ -238,6 +239,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KIND",
         help=f"only entries of this kind, repeatable (any of them): {', '.join(KINDS)}",
     )
+    search.add_argument(
+        "--leaf",
+        metavar="ID",
+        help="where the model stands in the current session (default: its journal's last entry); "
+        "entries in its context are left out",
+    )
+    search.add_argument(
+        "--include-context", action="store_true", help="also show the entries in the model's context"
+    )
     _bounds(search)
     read = command("read", "print one entry's text, 16,000 characters a page")
     _entry(read)
@@ -344,6 +354,7 @@ def _tool_arguments(options: argparse.Namespace) -> dict[str, Any]:
     if command == "search":
         query = " ".join(options.query)
         arguments.update(query=query or None, kind=options.kind, limit=options.limit)
+        arguments["includeContext"] = options.include_context or None
     if command in ("search", "summaries"):
         arguments.update(since=options.since, until=options.until, limit=options.limit)
     if command in ("read", "around"):
@@ -353,6 +364,16 @@ def _tool_arguments(options: argparse.Namespace) -> dict[str, Any]:
     if command == "around":
         arguments.update(before=options.before, after=options.after)
     return {key: value for key, value in arguments.items() if value is not None}
+
+
+def _leaf(options: argparse.Namespace, memory: Memory) -> str | None:
+    """The leaf a search stands at: --leaf, else the current journal's last line with an id (where
+    Pi resumes a session), else none."""
+    if options.command != "search":
+        return None
+    if options.leaf is not None:
+        return str(options.leaf)
+    return last_entry_id(memory.config.session_file) if memory.config.session_file else None
 
 
 def _found(details: dict[str, Any]) -> bool:
@@ -428,7 +449,7 @@ def _run(options: argparse.Namespace, style: Style) -> tuple[str, Any, int]:
     if command in QUERIES:
         if not memory.indexing(found.journals)["complete"]:  # no background indexer in this process
             index_all(memory, progress=progress)
-        answer = run_tool(memory, _tool_arguments(options), CLI_WORDING)
+        answer = run_tool(memory, _tool_arguments(options), CLI_WORDING, _leaf(options, memory))
         if "error" in answer:
             raise Answered(answer["error"]["code"], answer["error"]["message"])
         details = answer["details"]

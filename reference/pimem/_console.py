@@ -59,12 +59,17 @@ def _search(details: dict[str, Any], style: Style, terms: list[str]) -> list[str
     lines = [style.dim(f"{what} · {details['scope']} scope · match {details['match']}")]
     lines += indexing_note(details["indexing"], details["hint"])
     if details["hint"]:
-        lines.append(details["hint"])
+        lines.append(details["hint"].replace("includeContext: true", "--include-context"))
     for item in results:
         lines.append(_head(item) + result_note(item, details["match"]))
         lines.append(f"  {style.marked(item['excerpt'], terms)}")
     if details["truncated"]:
         lines.append(f"More results exist beyond --limit {details['limit']} (at most 50); narrow the query.")
+    if details.get("inContext") and results:
+        lines.append(
+            f"{details['inContext']} more match(es) are in the context at the leaf (the session's last "
+            "entry unless --leaf ID) and left out; --include-context shows them."
+        )
     if results:
         lines.append(style.dim(f"Read one: pimem read ID{_scope_flags(details)}"))
     return lines

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from ._context import in_context
 from ._echo import echo
 from ._errors import ToolError
 from ._extract import MEMORY_TOOL, Extracted, Kind, extract
@@ -63,6 +64,7 @@ __all__ = [
     "TERM_CAP",
     "View",
     "around",
+    "context_of",
     "query_terms",
     "read",
     "scope_of",
@@ -622,9 +624,11 @@ def search(
     since: int | None,
     until: int | None,
     limit: int,
+    hidden: frozenset[tuple[str, int]] = frozenset(),
 ) -> SearchFound:
+    """`hidden`: the entries in the model's context (_context), left out as a filter leaves out."""
     text = None if query is None or not query.strip() else query
-    filters = Filters(kind, since, until)
+    filters = Filters(kind, since, until, hidden)
     match, shown, more, stale = _search_once(view, text, filters, limit)
     if stale:  # a journal changed under its pointers and was just reindexed: again
         match, shown, more, _ = _search_once(view, text, filters, limit)
@@ -638,15 +642,59 @@ def search(
         if item.repeats:
             result["repeats"] = item.repeats
         results.append(_marked(result, item.row, edits))
+    left_out = _in_context_matches(view, text, filters)
+    hint = _HINTS.get(match)
+    if match == "none" and left_out:
+        hint = (
+            f"Every match ({left_out}) is in your context already, so none is shown; "
+            "pass includeContext: true to list them anyway."
+        )
     return {
         "action": "search",
         "query": text,  # an empty query is no query (JM-SEARCH-020)
         "match": match,
-        "hint": _HINTS.get(match),
+        "hint": hint,
         "limit": limit,
         "truncated": more,
         "results": results,
+        "inContext": left_out,
     }
+
+
+def context_of(view: View, leaf_id: str | None) -> frozenset[tuple[str, int]]:
+    """The entries in the model's context at this leaf of the current journal (none without one)."""
+    known = view.index.known().get(view.current or "") if leaf_id is not None else None
+    file_id = None if known is None else known[0]
+    return in_context(view.index.store, file_id, leaf_id, view.index.generation)
+
+
+def _in_context_matches(view: View, query: str | None, filters: Filters) -> int:
+    """How many entries the search left out because they are in the model's context: those that
+    pass the filters and hold some term of the query (every one, in a listing). A term that needs
+    its line checked (contiguity, JM-SEARCH-040/042) counts only where the line holds it; those
+    lines are read only for entries that hold no other term, and they are few (the context's)."""
+    if not filters.hidden:
+        return 0
+    store = view.index.store
+    rowids = store.entries_among(view.scope, filters, filters.hidden)
+    if query is None or not rowids:
+        return len(rowids)
+    terms = analysed_terms(query)
+    if not terms:
+        return 0
+    holders = store.holding(" OR ".join(f"({term.match})" for term in terms), rowids)
+    checked = [term for term in terms if term.check]
+    plain = [term for term in terms if not term.check]
+    if not checked:
+        return len(holders)
+    sure = store.holding(" OR ".join(f"({term.match})" for term in plain), holders) if plain else set()
+    checks = _Checks(checked, [])
+    held = {
+        row.rowid
+        for row in store.entries_at(view.scope, holders - sure)
+        if (entry := _load(view, row)) is not None and any(checks.term(entry.text, term) for term in checked)
+    }
+    return len(sure) + len(held)
 
 
 # -- read ----------------------------------------------------------------------------------------

@@ -84,6 +84,7 @@ class SearchFound(TypedDict):
     limit: int
     truncated: bool
     results: list[SearchResult]
+    inContext: int  # matching entries left out because they are in the model's context (since 0.3.0)
 
 
 class SearchAnswer(SearchFound):

@@ -238,7 +238,10 @@ class ProtocolServer:
         if command == "tool":
             if request.get("name") != TOOL_NAME:
                 raise AdapterError(f"unknown tool {echo(request.get('name'))}")
-            return run_tool(instance.memory, request.get("arguments"))
+            leaf = request.get("leafId")
+            if leaf is not None and not isinstance(leaf, str):
+                raise AdapterError(f"leafId must be a string or null, got {echo(leaf)}")
+            return run_tool(instance.memory, request.get("arguments"), leaf_id=leaf)
         if command == "command":
             if request.get("name") != "memory":
                 raise AdapterError(f"unknown command {echo(request.get('name'))}")

@@ -247,6 +247,7 @@ class Filters(NamedTuple):
     kinds: tuple[str, ...] | None = None
     since: int | None = None
     until: int | None = None
+    hidden: frozenset[tuple[str, int]] = frozenset()  # (entry id, ms) of entries left out (_context)
 
 
 def _in_scope(scope: Scope) -> str:
@@ -266,7 +267,14 @@ def _filtered(filters: Filters, rowid: str) -> tuple[str, tuple[Any, ...]]:
         last = MAX_MS if filters.until is None else filters.until
         where += f" AND {rowid} BETWEEN ? AND ? AND e.ts BETWEEN ? AND ?"
         params += (*day_rowids(first, last), first, last)
+    if filters.hidden:
+        where += f" AND (e.entry_id, e.ts) NOT IN {_PAIRS}"
+        params += (_json_list(sorted(filters.hidden)),)
     return where, params
+
+
+# the (entry id, ms) pairs of a JSON list given as one parameter
+_PAIRS = "(SELECT value ->> 0, value ->> 1 FROM json_each(?))"
 
 
 # -- the connection ------------------------------------------------------------------------------
@@ -649,6 +657,23 @@ class Store:
         """Entries in the whole index."""
         return int(self._value("SELECT count(*) FROM entries WHERE kind IS NOT NULL"))
 
+    def lines(self, file_id: int) -> list[EntryRow]:
+        """Every stored line of a journal, entry or not, in the order they were written."""
+        return [
+            EntryRow(*row)
+            for row in self._all(f"{_ENTRY_SELECT} WHERE e.file_id=? ORDER BY e.offset", (file_id,))
+        ]
+
+    def entries_among(self, scope: Scope, filters: Filters, pairs: frozenset[tuple[str, int]]) -> list[int]:
+        """The rowids of the in-scope entries that pass the filters and are one of these (entry id,
+        ms) pairs."""
+        where, params = _filtered(filters._replace(hidden=frozenset()), "e.rowid")
+        sql = (
+            f"SELECT e.rowid FROM entries e WHERE e.kind IS NOT NULL AND {_in_scope(scope)}"
+            f" AND (e.entry_id, e.ts) IN {_PAIRS} {where}"
+        )
+        return [rowid for (rowid,) in self._all(sql, (_json_list(sorted(pairs)), *params))]
+
     def node(self, file_id: int, entry_id: str) -> EntryRow | None:
         """A journal's last line with this id, entry or not."""
         rows = self._all(
@@ -699,5 +724,5 @@ class Store:
         return {kind: int(count) for kind, count in rows}
 
 
-def _json_list(values: list[str]) -> str:
+def _json_list(values: list[Any]) -> str:
     return orjson.dumps(values).decode()

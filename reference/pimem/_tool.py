@@ -13,7 +13,7 @@ from ._echo import echo, quoted
 from ._errors import AGENT_WORDING, IndexUnavailable, ToolError, Wording, protocol_answer
 from ._extract import KINDS, MEMORY_TOOL, Kind
 from ._memory import Memory
-from ._query import around, read, search, summaries
+from ._query import around, context_of, read, search, summaries
 from ._redact import redact_tree, redaction_policy
 from ._results import (
     AroundAnswer,
@@ -46,8 +46,9 @@ __all__ = [
 TOOL_NAME = MEMORY_TOOL
 LABEL = "Memory"
 DESCRIPTION = (
-    "Search and read this project's earlier Pi sessions, including turns compacted away: "
-    "search, read an entry by id, list compaction summaries, or show the context around an entry."
+    "Search and read this project's earlier Pi sessions: search finds what is no longer in your "
+    "context, compacted turns included; read an entry by id, list summaries, or show an entry's "
+    "surroundings."
 )
 ACTIONS = ("search", "read", "summaries", "around")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -118,6 +119,11 @@ PARAMETERS: dict[str, Any] = {
             "description": "YYYY-MM-DD or ISO-8601 timestamp with zone.",
         },
         "limit": _INTEGERS["limit"].schema(),
+        "includeContext": {
+            "type": "boolean",
+            "default": False,
+            "description": "search: also return entries already in your context.",
+        },
         "before": _INTEGERS["before"].schema(),
         "after": _INTEGERS["after"].schema(),
     },
@@ -139,6 +145,7 @@ class Args:
     limit: int = _INTEGERS["limit"].default
     before: int = _INTEGERS["before"].default
     after: int = _INTEGERS["after"].default
+    include_context: bool = False
 
 
 def _bad(message: str, example: str = _EXAMPLE) -> ToolError:
@@ -222,6 +229,9 @@ def validate(arguments: Any, tz: str) -> Args:
         name: bounds.default if arguments.get(name) is None else _integer(name, arguments[name])
         for name, bounds in _INTEGERS.items()
     }
+    include_context = arguments.get("includeContext")
+    if include_context is not None and not isinstance(include_context, bool):
+        raise _bad('"includeContext" must be true or false')
     if action in ("read", "around") and not values["entryId"] and not values["source"]:
         raise _bad(
             f'{action} needs "entryId" (or "source" from a result)',
@@ -241,10 +251,11 @@ def validate(arguments: Any, tz: str) -> Args:
         limit=ints["limit"],
         before=ints["before"],
         after=ints["after"],
+        include_context=bool(include_context),
     )
 
 
-def _answer(memory: Memory, args: Args) -> Details:
+def _answer(memory: Memory, args: Args, leaf_id: str | None = None) -> Details:
     if args.scope == "global" and not memory.config.allow_global:
         raise ToolError(
             "scope_denied",
@@ -257,8 +268,15 @@ def _answer(memory: Memory, args: Args) -> Details:
     if args.action == "around":
         return around(view, args.entry_id, args.source, args.before, args.after)
     if args.action == "search":
+        hidden = frozenset() if args.include_context else context_of(view, leaf_id)
         details = search(
-            view, args.query, kind=args.kind, since=args.since, until=args.until, limit=args.limit
+            view,
+            args.query,
+            kind=args.kind,
+            since=args.since,
+            until=args.until,
+            limit=args.limit,
+            hidden=hidden,
         )
         answer: SearchAnswer = {"action": "search", "scope": args.scope, **details, "indexing": view.indexing}
         answer["hint"] = _honest_hint(answer)
@@ -267,13 +285,16 @@ def _answer(memory: Memory, args: Args) -> Details:
     return {"action": "summaries", "scope": args.scope, **found, "indexing": view.indexing}
 
 
-def run_tool(memory: Memory, arguments: Any, wording: Wording = AGENT_WORDING) -> dict[str, Any]:
+def run_tool(
+    memory: Memory, arguments: Any, wording: Wording = AGENT_WORDING, leaf_id: str | None = None
+) -> dict[str, Any]:
     """What the tool returns to Pi: {content, details}, or {error: {code, message}} (its advice
-    worded for the agent unless another surface, the command line, passes its own)."""
+    worded for the agent unless another surface, the command line, passes its own). `leaf_id`: the
+    current session's leaf, where the model stands (None: nothing counts as in its context)."""
     with redaction_policy(memory.config.redaction):  # the user's own patterns on every output
         try:
             args = validate(arguments, memory.config.tz)
-            details: Details = redact_tree(_answer(memory, args))
+            details: Details = redact_tree(_answer(memory, args, leaf_id))
         except (ToolError, IndexUnavailable) as error:
             return protocol_answer(error, wording)
     return {"content": [{"type": "text", "text": render(details)}], "details": details}
@@ -333,6 +354,11 @@ def _render_search(details: SearchAnswer) -> list[str]:
         lines.append(f"   {item['excerpt']}")
     if details["truncated"]:
         lines.append(f"More results exist beyond limit {details['limit']}; narrow the query or raise limit.")
+    if details["inContext"] and details["results"]:
+        lines.append(
+            f"{details['inContext']} matching entries in your context are left out "
+            "(includeContext: true shows them)."
+        )
     return lines
 
 

@@ -186,8 +186,12 @@ def test_journals_found_are_indexed_and_searched(pimem: Pimem) -> None:
 def test_scope_session_without_a_session_says_so(pimem: Pimem) -> None:
     done = pimem("search", "--scope", "session", "retry")
     assert done.returncode == 2 and "--session FILE" in done.stderr
-    given = pimem("--session", str(pimem.root / "j" / APP_JOURNAL), "search", "--scope", "session", "retry")
+    session = ["--session", str(pimem.root / "j" / APP_JOURNAL), "search", "--scope", "session", "retry"]
+    given = pimem(*session, "--include-context")
     assert given.returncode == 0 and "1f8abb0e" in given.stdout
+    # without it, the session's path up to its last entry is the model's context, left out (#29)
+    left_out = pimem(*session)
+    assert left_out.returncode == 1 and "--include-context" in left_out.stdout
 
 
 def test_inverted_dates_are_an_error(pimem: Pimem) -> None:

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from "node:path";
 
 /**
  * The subset of Pi's ReadonlySessionManager the extension reads.
- * @typedef {{getSessionFile(): string | undefined, getSessionDir(): string, getCwd(): string}} SessionView
+ * @typedef {{getSessionFile(): string | undefined, getSessionDir(): string, getCwd(): string, getLeafId?(): string | null}} SessionView
  */
 
 /**

@@ -22,6 +22,7 @@ export function fakeContext(workdir, hasUI = true) {
       getSessionFile: () => join(sessionDir, "s1.jsonl"),
       getSessionDir: () => sessionDir,
       getCwd: () => join(workdir, "proj"),
+      getLeafId: () => "e0000004",
     },
   };
   return { ctx, notifications };

@@ -201,6 +201,7 @@ test("handlers return nothing, and a tool call makes the round trip to the serve
     cwd: open.workspace.cwd,
   });
   assert.deepEqual(tool.arguments, { action: "search", query: "needle" });
+  assert.equal(tool.leafId, "e0000004", "every tool call says where the model stands: sessionManager.getLeafId()");
   assert.deepEqual(shutdown, { seq: shutdown.seq, cmd: "event", instance: "pi", name: "session_shutdown", data: { reason: "quit" } });
 });
 
