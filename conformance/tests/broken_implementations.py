@@ -1596,6 +1596,10 @@ def _no_result_match(monkeypatch: pytest.MonkeyPatch) -> None:
                     result["match"] = "all"
             return found
 
+        return search
+
+    _wrap(monkeypatch, _tool, "search", make)
+
 
 # -- the model's context (issue #29) -----------------------------------------------------------------
 
