@@ -84,8 +84,28 @@ def _recomputed_values(data: dict[str, Any]) -> dict[str, float | None]:
     )
     values["quality_exact_at_1"] = worst(lambda s: s["reference"]["exact"]["recall_at_1"])
     values["quality_scripts_recall10"] = worst(lambda s: r10(s, "reference", "scripts"))
+    values.update(_recomputed_in_use(quality))
     values.update(_recomputed_ratios(data))
     return values
+
+
+def _recomputed_in_use(quality: dict[str, Any] | None) -> dict[str, float | None]:
+    """Clean minus each other condition, and the reference minus the better BM25 under each condition,
+    recall@10 overall, the worse seed; the clean condition is the clean-slate table itself."""
+    conditions = (quality or {}).get("conditions")
+    if not conditions:
+        return {"quality_in_use_below_clean": None, "quality_in_use_over_bm25": None}
+    drops, margins = [], []
+    for seed, by_condition in conditions.items():
+        assert by_condition["clean"] == quality["seeds"][seed]  # type: ignore[index]
+        assert set(by_condition) == {"clean", "typed", "asked_once", "asked_3", "keywords"}
+        r10 = {c: {s: f["overall"]["recall_at_10"] for s, f in by.items()} for c, by in by_condition.items()}
+        for condition, row in r10.items():
+            drops.append(r10["clean"]["reference"] - row["reference"])
+            margins.append(row["reference"] - max(row["bm25"], row["bm25_stem_stop"]))
+            questions = {f["overall"]["questions"] for f in by_condition[condition].values()}
+            assert questions == {quality["questions"][seed]}, condition  # type: ignore[index]
+    return {"quality_in_use_below_clean": max(drops), "quality_in_use_over_bm25": min(margins)}
 
 
 def _linear(samples: list[float], fraction: float) -> float:

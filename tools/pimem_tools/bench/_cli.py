@@ -78,11 +78,23 @@ def _run_from_export(repo: Path, cache_dir: Path, argv: list[str]) -> None:
 
 
 def _quality_only(out: Path) -> int:
-    from pimem_tools.bench._quality import markdown_table, measure_quality
+    from pimem_tools.bench._quality import conditions_table, markdown_table, measure_quality
+    from pimem_tools.bench._targets import TARGETS, quality_target_values, target_table
 
     quality = measure_quality()
     out.mkdir(parents=True, exist_ok=True)
     tables = "\n".join(markdown_table(quality, figure) for figure in ("recall_at_10", "recall_at_1", "mrr"))
+    tables += "\n" + conditions_table(quality)
+    values, notes = quality_target_values(quality)
+    table = target_table(values, notes)
+    rows = []
+    for target in (target for target in TARGETS if target.name in values):
+        row = table[target.name]
+        verdict = "met" if row["met"] else "NOT met"
+        bar = f"{target.direction.replace('_', ' ')} {target.threshold}"
+        rows.append(f"- {target.description}: {row['value']} ({bar}): {verdict}")
+    quality["targets"] = {name: table[name] for name in values}
+    tables += "\nTargets:\n\n" + "\n".join(rows) + "\n"
     (out / "quality.json").write_text(json.dumps(quality, indent=2) + "\n")
     (out / "quality.md").write_text("# Search quality\n\n" + tables)
     print(tables)

@@ -392,3 +392,44 @@ def markdown_table(quality: dict[str, Any], figure: str = "recall_at_10") -> str
             lines.append(f"| {category} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+IN_USE_NOTE = (
+    "Search as it is used: every question again, typed as the one user message of a new current"
+    " session (the reference is given it as the leaf), asked before in one or three earlier sessions"
+    " that hold only the question (worded a little differently each time), and typed but searched"
+    " with its content words only (`keywords`). The BM25s rank the same journals, so the typed or"
+    " earlier questions are in their corpora too. They have no leaf: leaving out the entries the"
+    " model already sees is the memory's own advantage, not something BM25 could do."
+)
+
+
+def _cell(figures: dict[str, float | int]) -> str:
+    return " / ".join(
+        f"{figures[name]:.3f}" for name in ("recall_at_1", "recall_at_5", "recall_at_10", "mrr")
+    )
+
+
+def conditions_table(quality: dict[str, Any]) -> str:
+    """Per seed: one table with a row per condition (overall), then one per condition with a row per
+    category; each cell is recall@1 / @5 / @10 / MRR of a system."""
+    if "conditions" not in quality:
+        return ""
+    systems = quality["in_use_systems"]
+    head = ["| {} | " + " | ".join(systems) + " |", "|---" * (1 + len(systems)) + "|"]
+    lines = [IN_USE_NOTE, "", "Each cell: recall@1 / recall@5 / recall@10 / MRR.", ""]
+    for seed, by_condition in quality["conditions"].items():
+        lines += [f"Seed {seed}, every category:", "", head[0].format("condition"), head[1]]
+        for condition, by_system in by_condition.items():
+            lines.append(
+                f"| {condition} | " + " | ".join(_cell(by_system[s]["overall"]) for s in systems) + " |"
+            )
+        lines.append("")
+        for condition, by_system in by_condition.items():
+            lines += [f"Seed {seed}, {condition}, per category:", "", head[0].format("category"), head[1]]
+            for category in (*quality["categories"], "overall"):
+                lines.append(
+                    f"| {category} | " + " | ".join(_cell(by_system[s][category]) for s in systems) + " |"
+                )
+            lines.append("")
+    return "\n".join(lines)
