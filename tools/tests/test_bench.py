@@ -105,6 +105,13 @@ def _recomputed_in_use(quality: dict[str, Any] | None) -> dict[str, float | None
             margins.append(row["reference"] - max(row["bm25"], row["bm25_stem_stop"]))
             questions = {f["overall"]["questions"] for f in by_condition[condition].values()}
             assert questions == {quality["questions"][seed]}, condition  # type: ignore[index]
+    hard = quality["hard"]  # type: ignore[index]
+    assert set(hard["conditions"]) == set(conditions) and hard["categories"] == [
+        "crowded_lemma",
+        "old_partial",
+    ]
+    for seed, by_condition in hard["conditions"].items():
+        assert by_condition["clean"] == hard["seeds"][seed] and len(by_condition) == 5
     return {"quality_in_use_below_clean": max(drops), "quality_in_use_over_bm25": min(margins)}
 
 

@@ -11,6 +11,7 @@ from pimem._store_checks import fts5_tokens
 from pimem_tools.bench._quality import _Bm25, _Tally, keywords, markdown_table, reworded, unicode61_tokens
 from pimem_tools.fixtures._quality import (
     CATEGORIES,
+    HARD_CATEGORIES,
     QualityCorpus,
     QualityDoc,
     question_session,
@@ -139,3 +140,22 @@ def test_bm25_is_bm25s_lucene_and_extra_documents_join_the_corpus(seed_a: Qualit
             compared += len(theirs)
             assert ("typed" in ours(cwd, question.query, extra)) == bool(extra and theirs)
     assert compared >= 50
+
+
+def test_the_harder_set_is_its_own_seeded_labelled_corpus(seed_a: QualityCorpus, tmp_path: Path) -> None:
+    hard = write_quality_corpus(tmp_path / "hard", "A", hard=True)
+    assert Counter(q.category for q in hard.questions) == dict.fromkeys(HARD_CATEGORIES, 150)
+    entries = {(doc.cwd, doc.entry_id) for doc in hard.docs}
+    assert all(q.answers and all((q.cwd, a) in entries for a in q.answers) for q in hard.questions)
+    assert {q.query for q in hard.questions}.isdisjoint({q.query for q in seed_a.questions})
+    again = write_quality_corpus(tmp_path / "again", "A", hard=True)
+    assert again.questions == hard.questions and again.docs == hard.docs
+    by_id = {doc.entry_id: doc for doc in hard.docs}
+    newest = max(doc.ms for doc in hard.docs)
+    for question in hard.questions:
+        (answer,) = question.answers
+        words = set(unicode61_tokens(question.query))
+        # the answer holds at most two of the question's words; ten recent lines hold two or more
+        assert len(words & set(unicode61_tokens(by_id[answer].text))) <= 2, question
+        if question.category == "old_partial":
+            assert newest - by_id[answer].ms >= 120 * 86_400_000, question

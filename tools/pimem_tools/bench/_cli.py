@@ -78,13 +78,14 @@ def _run_from_export(repo: Path, cache_dir: Path, argv: list[str]) -> None:
 
 
 def _quality_only(out: Path) -> int:
-    from pimem_tools.bench._quality import conditions_table, markdown_table, measure_quality
+    from pimem_tools.bench._quality import HARD_NOTE, conditions_table, markdown_table, measure_quality
     from pimem_tools.bench._targets import TARGETS, quality_target_values, target_table
 
     quality = measure_quality()
     out.mkdir(parents=True, exist_ok=True)
     tables = "\n".join(markdown_table(quality, figure) for figure in ("recall_at_10", "recall_at_1", "mrr"))
-    tables += "\n" + conditions_table(quality)
+    tables += "\n" + conditions_table(quality) + "\n## The harder question set\n\n"
+    tables += conditions_table(quality["hard"], HARD_NOTE)
     values, notes = quality_target_values(quality)
     table = target_table(values, notes)
     rows = []

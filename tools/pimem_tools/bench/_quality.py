@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from pimem_tools.fixtures._pi import parse_iso_ms
 from pimem_tools.fixtures._quality import (
     CATEGORIES,
+    HARD_CATEGORIES,
     QualityCorpus,
     QualityDoc,
     QualityQuestion,
@@ -51,8 +52,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONDITIONS",
+    "HARD_NOTE",
     "QUALITY_SEEDS",
     "SYSTEMS",
+    "conditions_table",
     "keywords",
     "markdown_table",
     "measure_quality",
@@ -297,8 +300,8 @@ class _Tally:
 Figures = dict[str, dict[str, dict[str, float | int]]]  # system → category → figures
 
 
-def _tallies(systems: Sequence[str]) -> dict[str, dict[str, _Tally]]:
-    return {system: {c: _Tally() for c in (*CATEGORIES, "overall")} for system in systems}
+def _tallies(systems: Sequence[str], categories: Sequence[str]) -> dict[str, dict[str, _Tally]]:
+    return {system: {c: _Tally() for c in (*categories, "overall")} for system in systems}
 
 
 def _add(
@@ -312,18 +315,18 @@ def _figures(tallies: dict[str, dict[str, _Tally]]) -> Figures:
     return {system: {c: t.figures() for c, t in by.items()} for system, by in tallies.items()}
 
 
-def _measure_seed(seed: str, work: Path) -> dict[str, Figures]:
-    """condition → system → category → figures for one seed (`clean` for every system, the other
+def _measure_seed(corpus: QualityCorpus, categories: Sequence[str], state_dir: Path) -> dict[str, Figures]:
+    """condition → system → category → figures for one corpus (`clean` for every system, the other
     conditions for `IN_USE_SYSTEMS`)."""
-    corpus = write_quality_corpus(work / f"corpus-{seed}", seed)
-    reference = _Reference(corpus, work / f"state-{seed}")
+    reference = _Reference(corpus, state_dir)
     bm25s: dict[str, _Bm25] = {
         "bm25": _Bm25(corpus.docs, unicode61_tokens),
         "bm25_stem_stop": _Bm25(corpus.docs, _stemmed_without_stop_words()),
     }
     ripgrep = _ripgrep_any(corpus.docs)
     tallies = {
-        condition: _tallies(SYSTEMS if condition == "clean" else IN_USE_SYSTEMS) for condition in CONDITIONS
+        condition: _tallies(SYSTEMS if condition == "clean" else IN_USE_SYSTEMS, categories)
+        for condition in CONDITIONS
     }
 
     def ask(
@@ -362,22 +365,39 @@ def _measure_seed(seed: str, work: Path) -> dict[str, Figures]:
 
 def measure_quality(seeds: Sequence[str] = QUALITY_SEEDS) -> dict[str, Any]:
     """{"seeds": {seed: {system: {category: figures}}} (clean), "conditions": {seed: {condition:
-    {system: {category: figures}}}}, "questions": count per seed, and the names of each axis}."""
+    {system: {category: figures}}}}, "questions": count per seed, the names of each axis, and "hard":
+    the same for the harder question set}."""
     conditions: dict[str, dict[str, Figures]] = {}
+    hard: dict[str, dict[str, Figures]] = {}
     with tempfile.TemporaryDirectory(prefix="pimem-quality-") as temp:
+        work = Path(temp)
         for seed in seeds:
-            conditions[seed] = _measure_seed(seed, Path(temp))
+            corpus = write_quality_corpus(work / f"corpus-{seed}", seed)
+            conditions[seed] = _measure_seed(corpus, CATEGORIES, work / f"state-{seed}")
+            corpus = write_quality_corpus(work / f"hard-{seed}", seed, hard=True)
+            hard[seed] = _measure_seed(corpus, HARD_CATEGORIES, work / f"hard-state-{seed}")
     results = {seed: by["clean"] for seed, by in conditions.items()}
-    questions = {seed: by["reference"]["overall"]["questions"] for seed, by in results.items()}
     return {
         "seeds": results,
-        "questions": questions,
+        "questions": _questions(conditions),
         "systems": list(SYSTEMS),
         "categories": list(CATEGORIES),
         "conditions": conditions,
         "condition_names": list(CONDITIONS),
         "in_use_systems": list(IN_USE_SYSTEMS),
+        "hard": {
+            "seeds": {seed: by["clean"] for seed, by in hard.items()},
+            "questions": _questions(hard),
+            "systems": list(SYSTEMS),
+            "categories": list(HARD_CATEGORIES),
+            "conditions": hard,
+            "in_use_systems": list(IN_USE_SYSTEMS),
+        },
     }
+
+
+def _questions(conditions: dict[str, dict[str, Figures]]) -> dict[str, int]:
+    return {seed: int(by["clean"]["reference"]["overall"]["questions"]) for seed, by in conditions.items()}
 
 
 def markdown_table(quality: dict[str, Any], figure: str = "recall_at_10") -> str:
@@ -410,14 +430,22 @@ def _cell(figures: dict[str, float | int]) -> str:
     )
 
 
-def conditions_table(quality: dict[str, Any]) -> str:
+HARD_NOTE = (
+    "The harder question set (its own corpus, seeded and labelled like the rest): the answer shares"
+    " one of the question's words in another inflection and one of its names (`crowded_lemma`), or is"
+    " months old and holds two of its four terms (`old_partial`), while a dozen recent lines hold two"
+    " of the question's terms each. It is asked under the same conditions."
+)
+
+
+def conditions_table(quality: dict[str, Any], note: str = IN_USE_NOTE) -> str:
     """Per seed: one table with a row per condition (overall), then one per condition with a row per
     category; each cell is recall@1 / @5 / @10 / MRR of a system."""
     if "conditions" not in quality:
         return ""
     systems = quality["in_use_systems"]
     head = ["| {} | " + " | ".join(systems) + " |", "|---" * (1 + len(systems)) + "|"]
-    lines = [IN_USE_NOTE, "", "Each cell: recall@1 / recall@5 / recall@10 / MRR.", ""]
+    lines = [note, "", "Each cell: recall@1 / recall@5 / recall@10 / MRR.", ""]
     for seed, by_condition in quality["conditions"].items():
         lines += [f"Seed {seed}, every category:", "", head[0].format("condition"), head[1]]
         for condition, by_system in by_condition.items():
