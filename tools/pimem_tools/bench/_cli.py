@@ -8,9 +8,11 @@ pimem-bench                       the full run: a 5 GiB corpus, curve 100 MB / 1
                                   5 GiB take most of it; `phases` in latest.json has each part)
 pimem-bench --quick               a 100 MB smoke run (curve 30 MB / 100 MB) into .cache/bench-results/
 pimem-bench --size 10GiB          another corpus size (curve: the default points below it, and it)
-pimem-bench --quality             search quality only: the generated question set (seeds A and B),
-                                  the reference beside BM25 baselines and ripgrep, into
-                                  .cache/bench-results/quality.{json,md}
+pimem-bench --quality             search quality only: the generated question set (seeds A and B)
+                                  from a clean slate and as search is used (typed, asked before,
+                                  keywords), and the harder set, the reference beside BM25
+                                  baselines (and ripgrep, clean), with the quality targets, into
+                                  .cache/bench-results/quality.{json,md} (about 6 minutes)
 pimem-bench --against f1d43e4     the full run, with f1d43e4's reference/ tree also timed beside HEAD's
                                   (same corpus, queries and floor, query by query): HEAD / f1d43e4
                                   ratios per category; the last committed run's tree always is
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=parse_size, help="corpus size (default 1GiB)")
     parser.add_argument("--quick", action="store_true", help="100 MB smoke run with a reduced curve")
     parser.add_argument(
-        "--quality", action="store_true", help="search quality only (seeds A and B), a few seconds"
+        "--quality", action="store_true", help="search quality only (seeds A and B), about 6 minutes"
     )
     parser.add_argument(
         "--readme", action="store_true", help="rewrite the README's performance table from latest.json"
