@@ -79,11 +79,11 @@ def _run_from_export(repo: Path, cache_dir: Path, argv: list[str]) -> None:
     os.execve(sys.executable, [sys.executable, "-m", "pimem_tools.bench", *argv], env)
 
 
-def _quality_only(out: Path) -> int:
+def _quality_only(out: Path, every: int) -> int:
     from pimem_tools.bench._quality import HARD_NOTE, conditions_table, markdown_table, measure_quality
     from pimem_tools.bench._targets import TARGETS, quality_target_values, target_table
 
-    quality = measure_quality()
+    quality = measure_quality(every=every)
     out.mkdir(parents=True, exist_ok=True)
     tables = "\n".join(markdown_table(quality, figure) for figure in ("recall_at_10", "recall_at_1", "mrr"))
     tables += "\n" + conditions_table(quality) + "\n## The harder question set\n\n"
@@ -128,6 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--no-quality", action="store_true", help="leave the search-quality figures out of this run"
+    )
+    parser.add_argument(
+        "--quality-every",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ask only every Nth question as search is used (typed, asked before, keywords) and of the "
+        "harder set (a smoke run's shortcut; recorded in the results, and the in-use targets say so)",
     )
     parser.add_argument(
         "--curve",
@@ -177,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 0
     if args.quality:
-        return _quality_only(args.out or repo / ".cache" / "bench-results")
+        return _quality_only(args.out or repo / ".cache" / "bench-results", args.quality_every)
     size = QUICK_SIZE if args.quick else (args.size or FULL_SIZE)
     default_curve = QUICK_CURVE if args.quick else (*(s for s in FULL_CURVE if s < size), size)
     curve = tuple(sorted(set(args.curve or default_curve) | {size}))
@@ -195,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         command=command,
         pi_startup_runs=args.pi_runs if args.pi_runs is not None else (FULL_PI_RUNS if full_run else 5),
         quality=not args.no_quality,
+        quality_every=args.quality_every,
         against=tuple(args.against),
         baseline=args.baseline or committed_baseline(repo, RESULTS_RELPATH),
     )

@@ -315,9 +315,11 @@ def _figures(tallies: dict[str, dict[str, _Tally]]) -> Figures:
     return {system: {c: t.figures() for c, t in by.items()} for system, by in tallies.items()}
 
 
-def _measure_seed(corpus: QualityCorpus, categories: Sequence[str], state_dir: Path) -> dict[str, Figures]:
-    """condition → system → category → figures for one corpus (`clean` for every system, the other
-    conditions for `IN_USE_SYSTEMS`)."""
+def _measure_seed(
+    corpus: QualityCorpus, categories: Sequence[str], state_dir: Path, every: int = 1
+) -> dict[str, Figures]:
+    """condition → system → category → figures for one corpus (`clean` for every system and every
+    question, the other conditions for `IN_USE_SYSTEMS` and every `every`th question)."""
     reference = _Reference(corpus, state_dir)
     bm25s: dict[str, _Bm25] = {
         "bm25": _Bm25(corpus.docs, unicode61_tokens),
@@ -341,7 +343,7 @@ def _measure_seed(corpus: QualityCorpus, categories: Sequence[str], state_dir: P
             ask("clean", question, question.query, None, [])
             _add(tallies["clean"], question, "ripgrep_any", ripgrep(question.cwd, question.query))
         now_ms = parse_iso_ms(corpus.now)
-        for question in corpus.questions:
+        for question in corpus.questions[::every]:
             cwd, latest = question.cwd, corpus.latest_session[question.cwd]
             typed, typed_doc = question_session(corpus, cwd, question.query, now_ms - _TYPED_BEFORE_MS)
             reference.switch(cwd, typed)
@@ -363,18 +365,20 @@ def _measure_seed(corpus: QualityCorpus, categories: Sequence[str], state_dir: P
     return {condition: _figures(by) for condition, by in tallies.items()}
 
 
-def measure_quality(seeds: Sequence[str] = QUALITY_SEEDS) -> dict[str, Any]:
+def measure_quality(seeds: Sequence[str] = QUALITY_SEEDS, every: int = 1) -> dict[str, Any]:
     """{"seeds": {seed: {system: {category: figures}}} (clean), "conditions": {seed: {condition:
     {system: {category: figures}}}}, "questions": count per seed, the names of each axis, and "hard":
-    the same for the harder question set}."""
+    the same for the harder question set}. `every` > 1 asks only every Nth question in use and of
+    the harder set (smoke runs); it is recorded as `in_use_every`."""
     conditions: dict[str, dict[str, Figures]] = {}
     hard: dict[str, dict[str, Figures]] = {}
     with tempfile.TemporaryDirectory(prefix="pimem-quality-") as temp:
         work = Path(temp)
         for seed in seeds:
             corpus = write_quality_corpus(work / f"corpus-{seed}", seed)
-            conditions[seed] = _measure_seed(corpus, CATEGORIES, work / f"state-{seed}")
+            conditions[seed] = _measure_seed(corpus, CATEGORIES, work / f"state-{seed}", every)
             corpus = write_quality_corpus(work / f"hard-{seed}", seed, hard=True)
+            corpus.questions = corpus.questions[::every]
             hard[seed] = _measure_seed(corpus, HARD_CATEGORIES, work / f"hard-state-{seed}")
     results = {seed: by["clean"] for seed, by in conditions.items()}
     return {
@@ -385,6 +389,7 @@ def measure_quality(seeds: Sequence[str] = QUALITY_SEEDS) -> dict[str, Any]:
         "conditions": conditions,
         "condition_names": list(CONDITIONS),
         "in_use_systems": list(IN_USE_SYSTEMS),
+        "in_use_every": every,
         "hard": {
             "seeds": {seed: by["clean"] for seed, by in hard.items()},
             "questions": _questions(hard),
