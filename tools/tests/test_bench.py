@@ -104,9 +104,12 @@ def _recomputed_in_use(quality: dict[str, Any] | None) -> dict[str, float | None
         for condition, row in r10.items():
             drops.append(r10["clean"]["reference"] - row["reference"])
             margins.append(row["reference"] - max(row["bm25"], row["bm25_stem_stop"]))
-            questions = {f["overall"]["questions"] for f in by_condition[condition].values()}
-            asked = range(0, quality["questions"][seed], 1 if condition == "clean" else every)  # type: ignore[index]
-            assert questions == {len(asked)}, condition
+            for category in quality["categories"]:  # type: ignore[index]
+                # the clean condition asks every question, the others every `every`th of each category
+                clean_count = by_condition["clean"]["reference"][category]["questions"]
+                counts = {f[category]["questions"] for f in by_condition[condition].values()}
+                expected = clean_count if condition == "clean" else len(range(0, clean_count, every))
+                assert counts == {expected}, (condition, category)
     hard = quality["hard"]  # type: ignore[index]
     assert set(hard["conditions"]) == set(conditions) and hard["categories"] == [
         "crowded_lemma",

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 from pimem._store_checks import fts5_tokens
-from pimem_tools.bench._quality import _Bm25, _Tally, keywords, markdown_table, reworded, unicode61_tokens
+from pimem_tools.bench._quality import (
+    _Bm25,
+    _Tally,
+    keywords,
+    markdown_table,
+    reworded,
+    sampled,
+    unicode61_tokens,
+)
 from pimem_tools.fixtures._quality import (
     CATEGORIES,
     HARD_CATEGORIES,
@@ -159,3 +167,10 @@ def test_the_harder_set_is_its_own_seeded_labelled_corpus(seed_a: QualityCorpus,
         assert len(words & set(unicode61_tokens(by_id[answer].text))) <= 2, question
         if question.category == "old_partial":
             assert newest - by_id[answer].ms >= 120 * 86_400_000, question
+
+
+def test_a_sample_takes_every_nth_question_of_each_category(seed_a: QualityCorpus) -> None:
+    sample = sampled(seed_a.questions, 20)
+    per_category = Counter(q.category for q in seed_a.questions)
+    assert Counter(q.category for q in sample) == {c: len(range(0, n, 20)) for c, n in per_category.items()}
+    assert sampled(seed_a.questions, 1) == seed_a.questions

@@ -60,6 +60,7 @@ __all__ = [
     "markdown_table",
     "measure_quality",
     "reworded",
+    "sampled",
     "unicode61_tokens",
 ]
 
@@ -343,7 +344,7 @@ def _measure_seed(
             ask("clean", question, question.query, None, [])
             _add(tallies["clean"], question, "ripgrep_any", ripgrep(question.cwd, question.query))
         now_ms = parse_iso_ms(corpus.now)
-        for question in corpus.questions[::every]:
+        for question in sampled(corpus.questions, every):
             cwd, latest = question.cwd, corpus.latest_session[question.cwd]
             typed, typed_doc = question_session(corpus, cwd, question.query, now_ms - _TYPED_BEFORE_MS)
             reference.switch(cwd, typed)
@@ -365,6 +366,17 @@ def _measure_seed(
     return {condition: _figures(by) for condition, by in tallies.items()}
 
 
+def sampled(questions: Sequence[QualityQuestion], every: int) -> list[QualityQuestion]:
+    """Every `every`th question of each category, in order (a smoke run's sample of every category)."""
+    seen: Counter[str] = Counter()
+    chosen = []
+    for question in questions:
+        if seen[question.category] % every == 0:
+            chosen.append(question)
+        seen[question.category] += 1
+    return chosen
+
+
 def measure_quality(seeds: Sequence[str] = QUALITY_SEEDS, every: int = 1) -> dict[str, Any]:
     """{"seeds": {seed: {system: {category: figures}}} (clean), "conditions": {seed: {condition:
     {system: {category: figures}}}}, "questions": count per seed, the names of each axis, and "hard":
@@ -378,7 +390,7 @@ def measure_quality(seeds: Sequence[str] = QUALITY_SEEDS, every: int = 1) -> dic
             corpus = write_quality_corpus(work / f"corpus-{seed}", seed)
             conditions[seed] = _measure_seed(corpus, CATEGORIES, work / f"state-{seed}", every)
             corpus = write_quality_corpus(work / f"hard-{seed}", seed, hard=True)
-            corpus.questions = corpus.questions[::every]
+            corpus.questions = sampled(corpus.questions, every)
             hard[seed] = _measure_seed(corpus, HARD_CATEGORIES, work / f"hard-state-{seed}")
     results = {seed: by["clean"] for seed, by in conditions.items()}
     return {
