@@ -85,8 +85,40 @@ def _recomputed_values(data: dict[str, Any]) -> dict[str, float | None]:
     )
     values["quality_exact_at_1"] = worst(lambda s: s["reference"]["exact"]["recall_at_1"])
     values["quality_scripts_recall10"] = worst(lambda s: r10(s, "reference", "scripts"))
+    values.update(_recomputed_in_use(quality))
     values.update(_recomputed_ratios(data))
     return values
+
+
+def _recomputed_in_use(quality: dict[str, Any] | None) -> dict[str, float | None]:
+    """Clean minus each other condition, and the reference minus the better BM25 under each condition,
+    recall@10 overall, the worse seed; the clean condition is the clean-slate table itself."""
+    conditions = (quality or {}).get("conditions")
+    if not conditions:
+        return {"quality_in_use_below_clean": None, "quality_in_use_over_bm25": None}
+    drops, margins = [], []
+    every = quality["in_use_every"]  # type: ignore[index]
+    for seed, by_condition in conditions.items():
+        assert by_condition["clean"] == quality["seeds"][seed]  # type: ignore[index]
+        assert set(by_condition) == {"clean", "typed", "asked_once", "asked_3", "keywords"}
+        r10 = {c: {s: f["overall"]["recall_at_10"] for s, f in by.items()} for c, by in by_condition.items()}
+        for condition, row in r10.items():
+            drops.append(r10["clean"]["reference"] - row["reference"])
+            margins.append(row["reference"] - max(row["bm25"], row["bm25_stem_stop"]))
+            for category in quality["categories"]:  # type: ignore[index]
+                # the clean condition asks every question, the others every `every`th of each category
+                clean_count = by_condition["clean"]["reference"][category]["questions"]
+                counts = {f[category]["questions"] for f in by_condition[condition].values()}
+                expected = clean_count if condition == "clean" else len(range(0, clean_count, every))
+                assert counts == {expected}, (condition, category)
+    hard = quality["hard"]  # type: ignore[index]
+    assert set(hard["conditions"]) == set(conditions) and hard["categories"] == [
+        "crowded_lemma",
+        "old_partial",
+    ]
+    for seed, by_condition in hard["conditions"].items():
+        assert by_condition["clean"] == hard["seeds"][seed] and len(by_condition) == 5
+    return {"quality_in_use_below_clean": max(drops), "quality_in_use_over_bm25": min(margins)}
 
 
 def _linear(samples: list[float], fraction: float) -> float:
@@ -188,9 +220,10 @@ def test_a_small_run_writes_json_markdown_and_a_png(tmp_path: Path) -> None:
     bench = Path(sys.executable).parent / "pimem-bench"
     # --working-tree: the test checks the bench code as it is, not HEAD's committed copy.
     # --pi-runs 0: the real Pi is the end-to-end tests' (each run would cost seconds here).
+    # --quality-every 20: search as it is used is asked of every 20th question (all of them take minutes).
     result = subprocess.run(
         [str(bench), "--working-tree", "--size", "6MB", "--curve", "3MB,6MB", "--pi-runs", "0",
-         "--out", str(out)],
+         "--quality-every", "20", "--out", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-4000:]

@@ -8,8 +8,23 @@ from pathlib import Path
 
 import pytest
 from pimem._store_checks import fts5_tokens
-from pimem_tools.bench._quality import _Tally, markdown_table, unicode61_tokens
-from pimem_tools.fixtures._quality import CATEGORIES, QualityCorpus, write_quality_corpus
+from pimem_tools.bench._quality import (
+    _Bm25,
+    _Tally,
+    keywords,
+    markdown_table,
+    reworded,
+    sampled,
+    unicode61_tokens,
+)
+from pimem_tools.fixtures._quality import (
+    CATEGORIES,
+    HARD_CATEGORIES,
+    QualityCorpus,
+    QualityDoc,
+    question_session,
+    write_quality_corpus,
+)
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +91,86 @@ def test_tally_counts_a_hit_at_each_cutoff_and_its_reciprocal_rank() -> None:
         }
     )
     assert "| overall | 0.500 |" in table
+
+
+def test_a_typed_question_is_the_last_user_line_and_the_leaf_of_its_own_session(
+    seed_a: QualityCorpus, tmp_path: Path
+) -> None:
+    question = seed_a.questions[0]
+    before = set(seed_a.agent_dir.rglob("*.jsonl"))
+    path, doc = question_session(seed_a, question.cwd, question.query, 1_795_968_000_000)
+    try:
+        assert set(seed_a.agent_dir.rglob("*.jsonl")) == before | {path}
+        header, *entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        assert header["type"] == "session" and header["cwd"] == question.cwd
+        assert path.parent == seed_a.latest_session[question.cwd].parent  # a session of the same project
+        # the question is the session's one entry: its last user message, and the leaf given
+        assert [(e["id"], e["message"]["role"], e["message"]["content"][0]["text"]) for e in entries] == [
+            (doc.entry_id, "user", question.query)
+        ]
+        assert entries[0]["parentId"] is None and doc.text == question.query
+    finally:
+        path.unlink()
+
+
+def test_earlier_askings_hold_the_question_and_nothing_else() -> None:
+    asked = reworded("where does staging run?", 3)
+    assert asked[0] == "where does staging run?" and len(set(asked)) == 3
+    assert all("where does staging run?" in text for text in asked)  # reworded around it, never cut
+
+
+def test_keywords_are_the_content_words_in_order() -> None:
+    assert keywords("What did we set the retry budget for kafka to?") == "set retry budget kafka"
+    assert keywords("why is the fooBar/queue_worker.py slow?") == "fooBar/queue_worker.py slow"
+    assert keywords("TimeoutError: timed out after 5 seconds") == "TimeoutError timed 5 seconds"
+    assert keywords("the of and") == "the of and"  # nothing left: asked as it is
+
+
+def test_bm25_is_bm25s_lucene_and_extra_documents_join_the_corpus(seed_a: QualityCorpus) -> None:
+    import bm25s
+
+    cwd = seed_a.questions[0].cwd
+    mine = [doc for doc in seed_a.docs if doc.cwd == cwd]
+    ours = _Bm25(mine, unicode61_tokens)
+    compared = 0
+    for question in [q for q in seed_a.questions if q.cwd == cwd][:40:4]:
+        typed = QualityDoc("typed", cwd, "z.jsonl", 2, 0, question.query)
+        for extra in ([], [typed]):
+            corpus = [*mine, *extra]
+            retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
+            retriever.index([unicode61_tokens(doc.text) or ["\u0000"] for doc in corpus], show_progress=False)
+            found, scores = retriever.retrieve([unicode61_tokens(question.query)], k=10, show_progress=False)
+            theirs = {
+                corpus[int(n)].entry_id: float(s) for n, s in zip(found[0], scores[0], strict=True) if s > 0
+            }
+            scores = ours.scores(cwd, question.query, extra)
+            assert all(scores[entry] == pytest.approx(s, rel=1e-5) for entry, s in theirs.items())
+            compared += len(theirs)
+            assert ("typed" in ours(cwd, question.query, extra)) == bool(extra and theirs)
+    assert compared >= 50
+
+
+def test_the_harder_set_is_its_own_seeded_labelled_corpus(seed_a: QualityCorpus, tmp_path: Path) -> None:
+    hard = write_quality_corpus(tmp_path / "hard", "A", hard=True)
+    assert Counter(q.category for q in hard.questions) == dict.fromkeys(HARD_CATEGORIES, 150)
+    entries = {(doc.cwd, doc.entry_id) for doc in hard.docs}
+    assert all(q.answers and all((q.cwd, a) in entries for a in q.answers) for q in hard.questions)
+    assert {q.query for q in hard.questions}.isdisjoint({q.query for q in seed_a.questions})
+    again = write_quality_corpus(tmp_path / "again", "A", hard=True)
+    assert again.questions == hard.questions and again.docs == hard.docs
+    by_id = {doc.entry_id: doc for doc in hard.docs}
+    newest = max(doc.ms for doc in hard.docs)
+    for question in hard.questions:
+        (answer,) = question.answers
+        words = set(unicode61_tokens(question.query))
+        # the answer holds at most two of the question's words; ten recent lines hold two or more
+        assert len(words & set(unicode61_tokens(by_id[answer].text))) <= 2, question
+        if question.category == "old_partial":
+            assert newest - by_id[answer].ms >= 120 * 86_400_000, question
+
+
+def test_a_sample_takes_every_nth_question_of_each_category(seed_a: QualityCorpus) -> None:
+    sample = sampled(seed_a.questions, 20)
+    per_category = Counter(q.category for q in seed_a.questions)
+    assert Counter(q.category for q in sample) == {c: len(range(0, n, 20)) for c, n in per_category.items()}
+    assert sampled(seed_a.questions, 1) == seed_a.questions

@@ -13,14 +13,14 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mock_llm import MockLLM
+from mock_llm import Again, MockLLM, Text, ToolCall
 from pi_rpc import PiProcess
 from pimem_tools.pi_install import InstalledPi, PiUnavailable, install_pi, pinned_versions
 
@@ -30,6 +30,7 @@ __all__ = [
     "TOOL",
     "VERSIONS",
     "InstalledPi",
+    "SearchUntilIndexed",
     "World",
     "installed_pi",
     "journal_lines",
@@ -63,6 +64,27 @@ def tool_results(journal: Path, count: int) -> list[dict[str, Any]]:
                 return results[:count]
         time.sleep(0.05)
     raise AssertionError(f"{journal.name} holds {len(results)} {TOOL} result(s), not {count}: {results}")
+
+
+class SearchUntilIndexed:
+    """A scripted reply: while the last memory_context result in the journal says indexing is in
+    progress, search `query` again after the model's thinking time (at most `most` searches in
+    all), then answer `then`. `searches` counts the searches, the first one (queued before this
+    reply) included. `journal` is called when the reply is due (Pi names the file once it runs)."""
+
+    def __init__(
+        self, journal: Callable[[], Path], query: str, then: Text | ToolCall, most: int = 50
+    ) -> None:
+        self.journal, self.query, self.then, self.most = journal, query, then, most
+        self.searches = 1
+
+    def __call__(self, _request: dict[str, Any]) -> Text | ToolCall | Again:
+        latest = tool_results(self.journal(), self.searches)[-1]
+        if not latest["details"]["indexing"]["complete"] and self.searches < self.most:
+            self.searches += 1
+            time.sleep(0.2)  # the model's thinking time, during which indexing goes on
+            return Again(ToolCall(TOOL, {"action": "search", "query": self.query}))
+        return self.then
 
 
 def pi_versions(*, since: str | None = None) -> list[Any]:

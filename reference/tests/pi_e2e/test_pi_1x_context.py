@@ -15,8 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mock_llm import Again, Text, ToolCall
-from pi_world import HERE, REPO, TOOL, World, journal_lines, pi_versions, tool_results, world_for
+from mock_llm import Text, ToolCall
+from pi_world import (
+    HERE,
+    REPO,
+    TOOL,
+    SearchUntilIndexed,
+    World,
+    journal_lines,
+    pi_versions,
+    tool_results,
+    world_for,
+)
 
 pytestmark = pytest.mark.pi_e2e
 
@@ -98,17 +108,8 @@ def test_memory_shows_what_pi_1x_edited_compacted_and_summarised(
     assert summary["fromId"] != summary["parentId"]  # Pi 1.x: the old leaf
 
     # Session 2: search until indexed, then ask for each thing Pi changed.
-    searches = 1
-
-    def until_indexed(_request: dict[str, Any]) -> ToolCall | Again:
-        nonlocal searches
-        latest = tool_results(session2, searches)[-1]
-        if not latest["details"]["indexing"]["complete"] and searches < MAX_SEARCHES:
-            searches += 1
-            time.sleep(0.2)
-            return Again(ToolCall(TOOL, {"action": "search", "query": quokka}))
-        return ToolCall(TOOL, {"action": "search", "query": lemur})
-
+    lemur_search = ToolCall(TOOL, {"action": "search", "query": lemur})
+    until_indexed = SearchUntilIndexed(lambda: session2, quokka, lemur_search, MAX_SEARCHES)
     llm.queue(
         ToolCall(TOOL, {"action": "search", "query": quokka}),
         until_indexed,
@@ -123,7 +124,7 @@ def test_memory_shows_what_pi_1x_edited_compacted_and_summarised(
         session2 = pi.session_file()
         pi.prompt("What did the model see? Check your memory.")
         *_, first, replaced, omission, read, summaries, compacted, branch = tool_results(
-            session2, searches + 6
+            session2, until_indexed.searches + 6
         )
     assert (llm.pending(), llm.errors) == (0, [])
     for result in (first, replaced, omission, read, summaries, compacted, branch):

@@ -1,4 +1,5 @@
-"""The real Pi uses the reference as its memory, end to end (issue 6), on every pinned Pi (issue 15).
+"""The real Pi uses the reference as its memory, end to end (issue 6), on every pinned Pi (issue 15);
+a question the user has just typed never hides the answer (issue 29).
 
 Each Pi of the version matrix (`pi-<version>/` beside this file: 0.73.1 on the system Node 20,
 1.6.0 on the Node 22 its lockfile brings) is installed by `pi_world.installed_pi`, the extension
@@ -23,7 +24,16 @@ import pytest
 from jsonschema import Draft202012Validator
 from mock_llm import Again, Text, ToolCall
 from pi_rpc import PiProcess, children_of
-from pi_world import REPO, TOOL, World, journal_lines, pi_versions, tool_results, world_for
+from pi_world import (
+    REPO,
+    TOOL,
+    SearchUntilIndexed,
+    World,
+    journal_lines,
+    pi_versions,
+    tool_results,
+    world_for,
+)
 
 pytestmark = pytest.mark.pi_e2e
 
@@ -33,6 +43,7 @@ JOURNAL_SCHEMA = REPO / "spec" / "schemas" / "pi-journal-line.schema.json"
 MAX_SEARCHES = 50
 # Enough words that keeping only ~60 recent tokens pushes the first turn out of the context.
 FILLER = " ".join(["This reply is long on purpose so that the compaction keeps only recent turns."] * 8)
+QUESTION = "Where does staging run?"
 
 
 @pytest.fixture(params=pi_versions())
@@ -207,6 +218,63 @@ def test_real_pi_recovers_compacted_text_through_the_memory_tool(
     with capsys.disabled():
         print(f"\nPi {version}: {len(journals)} journals; memory_context results checked:")
         print("\n".join(checked))
+
+
+def _entry_of(journal: Path, role: str, text: str) -> str:
+    """The id of the journal's message of `role` whose text holds `text`."""
+    for line in journal_lines(journal):
+        message = line.get("message") if line["type"] == "message" else None
+        if message and message["role"] == role:
+            content = message["content"]
+            texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content]
+            if any(text in part for part in texts):
+                return str(line["id"])
+    raise AssertionError(f"{journal.name} holds no {role} message with {text!r}")
+
+
+# Issue 29, point 7: in an earlier session of a project the assistant said where staging runs. In a
+# new session the user asks "Where does staging run?", Pi writes the question into the current
+# journal, and the scripted model searches with those same words. The earlier answer must be among
+# the results and the user's question must not: the model already sees it.
+def test_the_question_just_typed_never_hides_the_earlier_answer(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed = world.pi_command("install", str(EXTENSION))
+    assert installed.returncode == 0, installed.stderr
+    project = world.home / "code" / "app"
+    project.mkdir(parents=True)
+    host = f"orbitfalcon{secrets.token_hex(3)}"
+    answer_text = f"Done. Staging runs on {host}, behind the VPN; deploys go through the staging pipeline."
+    llm = world.llm
+
+    # Session 1: the answer.
+    llm.queue(Text(answer_text))
+    with world.run_pi(project) as pi:
+        session1 = pi.session_file()
+        pi.prompt("We need a staging environment for the payments service.")
+    answer = _entry_of(session1, "assistant", host)
+
+    # Session 2: the user types the question and the model searches with those words. While the
+    # tool reports indexing in progress, the model searches again.
+    until_indexed = SearchUntilIndexed(
+        lambda: session2, QUESTION, Text("That is what the memory says."), MAX_SEARCHES
+    )
+    llm.queue(_search(QUESTION), until_indexed)
+    with world.run_pi(project) as pi:
+        session2 = pi.session_file()
+        pi.prompt(QUESTION)
+        search = tool_results(session2, until_indexed.searches)[-1]
+    question = _entry_of(session2, "user", QUESTION)
+    found = [hit["entryId"] for hit in search["details"]["results"]]
+    with capsys.disabled():
+        calls = until_indexed.searches
+        print(f"\nPi {world.installed.version}: search {QUESTION!r} after {calls} call(s): {found}")
+        print(f"  answer {answer} (session 1), question {question} (session 2)")
+    assert not search["isError"]
+    assert search["details"]["indexing"]["complete"]
+    assert answer in found, f"the answer {answer} is hidden: {search['details']}"
+    assert question not in found, f"the user's own question {question} came back: {search['details']}"
+    assert (llm.pending(), llm.errors) == (0, [])
 
 
 def _validate_journals(journals: list[Path]) -> None:

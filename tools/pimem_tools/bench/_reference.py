@@ -270,10 +270,10 @@ class ToolClient:
         """Move the instance's clock (an ISO timestamp), as the conformance cases do."""
         self.request({"cmd": "clock", "instance": "bench", "now": now})
 
-    def tool(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        response = self.request(
-            {"cmd": "tool", "instance": "bench", "name": "memory_context", "arguments": arguments}
-        )
+    def tool(self, arguments: dict[str, Any], leaf_id: str | None = None) -> dict[str, Any]:
+        """A `memory_context` call; `leaf_id`: the entry the model stands at (the message's `leafId`)."""
+        message = {"cmd": "tool", "instance": "bench", "name": "memory_context", "arguments": arguments}
+        response = self.request(message if leaf_id is None else {**message, "leafId": leaf_id})
         if "error" in response:
             raise RuntimeError(f"memory_context {arguments} failed: {response['error']}")
         return response

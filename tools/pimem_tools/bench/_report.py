@@ -188,12 +188,20 @@ def _against_lines(result: dict[str, Any]) -> list[str]:
 def _quality_lines(quality: dict[str, Any] | None) -> list[str]:
     if quality is None:
         return ["Not measured in this run (`--no-quality`)."]
-    from pimem_tools.bench._quality import markdown_table
+    from pimem_tools.bench._quality import HARD_NOTE, conditions_table, markdown_table
 
     counts = ", ".join(f"seed {seed}: {count}" for seed, count in quality["questions"].items())
     lines = [f"Questions per seed: {counts}. Seed A is tuned on; seed B is reported beside it.", ""]
     for figure in ("recall_at_10", "recall_at_5", "recall_at_1", "mrr"):
         lines += markdown_table(quality, figure).splitlines()
+    lines += conditions_table(quality).splitlines()
+    if "hard" in quality:
+        lines += [
+            "",
+            "### The harder question set",
+            "",
+            *conditions_table(quality["hard"], HARD_NOTE).splitlines(),
+        ]
     return lines
 
 

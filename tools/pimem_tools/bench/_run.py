@@ -78,6 +78,7 @@ class Options:
     command: str
     pi_startup_runs: int  # pairs (0: not measured; else at least 5); each run starts the real Pi once
     quality: bool = True
+    quality_every: int = 1  # ask every Nth question in use and of the harder set (smoke runs)
     against: tuple[str, ...] = ()  # revisions whose reference/ tree is timed beside HEAD's
     # The reference/ tree of the last committed run (a commit or tree id): the ratio targets' baseline.
     baseline: str | None = None
@@ -494,7 +495,7 @@ def _measure(options: Options, trees: MeasuredTrees | None, work: Path, started:
         from pimem_tools.bench._quality import measure_quality
 
         _say("search quality: seeds A and B")
-        quality = measure_quality()
+        quality = measure_quality(every=options.quality_every)
 
     big_bytes, appends = extras["append"]
     read_samples: list[float] = extras["read"]
