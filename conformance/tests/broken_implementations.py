@@ -1737,6 +1737,11 @@ def _restatements_not_folded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_query._Page, "_restates", lambda self, text: False)
 
 
+def _question_asked_again_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folded askings of the question keep the first place their first asking ranks at."""
+    monkeypatch.setattr(_query._Page, "ordered", lambda self: self.shown)
+
+
 def _memory_answers_searched(monkeypatch: pytest.MonkeyPatch) -> None:
     """The memory's own tool results and calls are indexed and listed like any other entry."""
     monkeypatch.setattr(_extract, "_search_text", lambda obj, kind, tool, text: None)
@@ -2079,6 +2084,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-352"),
         _restatements_not_folded,
+    ),
+    Broken(
+        "question-asked-again-first",
+        "the query asked again (a restatement holding every term) ranks before the answers",
+        ("search",),
+        _ids("JM-SEARCH-352"),
+        _question_asked_again_first,
     ),
     Broken(
         "memory-answers-searched",

@@ -510,7 +510,8 @@ class _Hit:
 class _Page:
     """A search's page, filled from ranked candidates in order. Every entry that only restates the
     query after the first is folded into that first one's result (JM-SEARCH-352) instead of taking
-    a place. Only the first CHECK_CAP entries taken are judged so: the rest count as saying more."""
+    a place; when it holds every term, that result goes after the others. Only the first CHECK_CAP
+    entries taken are judged so: the rest count as saying more."""
 
     def __init__(self, view: View, query: str, limit: int) -> None:
         self.view, self.limit = view, limit
@@ -525,6 +526,14 @@ class _Page:
     def full(self) -> bool:
         """Whether the page holds one more result than it shows (so more exist)."""
         return len(self.shown) > self.limit
+
+    def ordered(self) -> list[_Hit]:
+        """The results in the page's order: the query asked again (a restatement that holds every
+        term) after every entry that says more (JM-SEARCH-352), so it never ranks above an answer."""
+        again = self.restating
+        if again is None or again.match != "all":
+            return self.shown
+        return [*(hit for hit in self.shown if hit is not again), again]
 
     def take(self, hits: list[Candidate], match: ResultMatch) -> bool:
         """Take these candidates in order until the page is full; whether some were left."""
@@ -603,11 +612,12 @@ def _search_once(
         held = {hit.rowid for hit in hits}
         others, more_others = _any_term(view, terms, filters, limit)
         more = page.take([hit for hit in others if hit.rowid not in held], "any") or more or more_others
-    shown = page.shown[:limit]
-    if not shown:
+    ordered = page.ordered()
+    if not ordered:
         return "none", [], False, page.stale
-    match: Match = "all" if shown[0].match == "all" else "any"  # whether some entry holds every term
-    return match, shown, more or page.full(), page.stale
+    holds_every_term = any(hit.match == "all" for hit in ordered)
+    match: Match = "all" if holds_every_term else "any"
+    return match, ordered[:limit], more or page.full(), page.stale
 
 
 _HINTS: dict[Match, str] = {
