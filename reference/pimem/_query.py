@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -41,7 +41,7 @@ from ._results import (
     Summaries,
     Summary,
 )
-from ._store import Candidate, ContextEditRow, EntryRow, Filters, Scope
+from ._store import Candidate, Candidates, ContextEditRow, EntryRow, Filters, Scope
 from ._terms import (
     STOP_WORDS,
     Term,
@@ -74,11 +74,11 @@ __all__ = [
 
 ALL_CAP = 2000  # entries holding every term that are ranked: the newest of them
 TERM_CAP = 2000  # holders of each term in the any-term fallback: every one of a rarer term's
+_RESTATE_HEAD = 200  # characters of a text looked at first, when judging whether it restates the query
 CHECK_CAP = 200  # best candidates whose lines are read (contiguity, the whole query in sequence)
 CHECK_CHARS = 1 << 20  # ... and at most this much of their text, so long entries bound the work too
 _DF_CAP = 20_000  # a term's entries are counted up to this, for its IDF
 PAGE_CHARS = 16_000
-_K1, _B = 1.2, 0.75  # BM25's saturation and length normalisation
 _EXCERPT_CHARS = 240
 _EXCERPT_LEAD = 60
 _WORD_SLACK = 24  # how far an excerpt's edge moves to reach a space (a word boundary)
@@ -290,14 +290,12 @@ def _result(row: EntryRow, entry: Extracted, excerpt: str) -> SearchResult:
 # -- search --------------------------------------------------------------------------------------
 
 
-def _matching(
-    view: View, match: str, filters: Filters, cap: int, shortest_first: bool = False
-) -> list[Candidate]:
+def _matching(view: View, match: str, filters: Filters, cap: int, shortest_first: bool = False) -> Candidates:
     """The newest in-scope entries that match, at most `cap`: newest first, or shortest first."""
     return view.index.store.candidates(match, view.scope, filters, cap, shortest_first=shortest_first)
 
 
-def _fetch(view: View, hits: list[Candidate]) -> list[EntryRow]:
+def _fetch(view: View, hits: Sequence[Candidate]) -> list[EntryRow]:
     """The rows of some candidates, in their order."""
     rows = {row.rowid: row for row in view.index.store.entries_at(view.scope, [hit.rowid for hit in hits])}
     return [rows[hit.rowid] for hit in hits if hit.rowid in rows]
@@ -308,7 +306,7 @@ def _latest(view: View, filters: Filters, count: int) -> list[EntryRow]:
     return _newest_first(view.index.store.newest_entries(view.scope, filters, count))[:count]
 
 
-def _candidate_texts(view: View, hits: list[Candidate]) -> dict[int, str]:
+def _candidate_texts(view: View, hits: Sequence[Candidate]) -> dict[int, str]:
     """rowid → the extracted text of candidates' entries, best first until CHECK_CHARS of text are
     read, through the same line check as every shown text; a candidate whose line no longer
     carries its entry, or that lies past the budget, is left out. Only `_Checks` looks at these
@@ -365,14 +363,11 @@ class _Checks:
         return any(holds_sequence(piece, wanted) for piece in self._pieces(nfc(text), tuple(wanted), True))
 
 
-def _length_weight(hit: Candidate, average: float) -> float:
-    """BM25's length normalisation with one occurrence per term (FTS5 detail=none keeps no counts)."""
-    return (_K1 + 1) / (1 + _K1 * (1 - _B + _B * hit.chars / average))
-
-
 def _unchecked(view: View, checks: list[Term], hits: Iterable[Candidate]) -> dict[int, list[Term]]:
     """rowid → the terms whose contiguity its line must show: every term that needs a check,
     except an identifier the entry holds as one whole token."""
+    if not checks:
+        return {}
     rowids = [hit.rowid for hit in hits]
     pending: dict[int, list[Term]] = {}
     for term in checks:
@@ -385,7 +380,7 @@ def _unchecked(view: View, checks: list[Term], hits: Iterable[Candidate]) -> dic
 
 def _all_terms(
     view: View, terms: list[Term], sequence: list[str], filters: Filters
-) -> tuple[list[Candidate], bool]:
+) -> tuple[Sequence[Candidate], bool]:
     """Entries that hold every term, those holding the whole query as one sequence first; and
     whether more may exist than were ranked."""
     hits = _matching(view, " AND ".join(t.match for t in terms), filters, ALL_CAP, shortest_first=True)
@@ -468,16 +463,12 @@ def _ranked_holders(
             held[rowid].add(number)
 
     def ranked() -> list[Candidate]:
-        average = max(1.0, sum(hit.chars for hit in found.values()) / max(1, len(found)))
+        # among equal scores shorter first, as BM25's length normalisation orders them whatever the
+        # average length, then newer
+        scores = {rowid: sum(weights[n] for n in numbers) for rowid, numbers in held.items() if numbers}
         return sorted(
-            (hit for hit in found.values() if held[hit.rowid]),
-            key=lambda hit: (
-                sum(weights[n] for n in held[hit.rowid]),
-                _length_weight(hit, average),
-                hit.ms,
-                hit.path,
-                hit.offset,
-            ),
+            (hit for hit in found.values() if hit.rowid in scores),
+            key=lambda hit: (scores[hit.rowid], -hit.chars, hit.ms, hit.path, hit.offset),
             reverse=True,
         )
 
@@ -535,7 +526,7 @@ class _Page:
             return self.shown
         return [*(hit for hit in self.shown if hit is not again), again]
 
-    def take(self, hits: list[Candidate], match: ResultMatch) -> bool:
+    def take(self, hits: Sequence[Candidate], match: ResultMatch) -> bool:
         """Take these candidates in order until the page is full; whether some were left."""
         at = 0
         while at < len(hits) and not self.full():
@@ -562,6 +553,10 @@ class _Page:
             return False
         self.judged += 1
         allowed = self.allowed
+        cut = text.find(" ", _RESTATE_HEAD)  # the terms before a space start the text's terms: most
+        # texts hold another word early, and a long text need not be normalised whole to show it
+        if cut > 0 and not all(term.casefold() in allowed for term in iter_terms(text[:cut])):
+            return False
         if not all(term.casefold() in allowed for term in iter_terms(text)):
             return False
         return not self.markers or all(

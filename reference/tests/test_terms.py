@@ -232,3 +232,13 @@ def test_iter_terms_are_the_split_terms_with_repeats(text: str) -> None:
     terms = list(iter_terms(text + " " + text))
     assert terms == list(iter_terms(text)) * 2 if text else terms == []
     assert list(dict.fromkeys(term.casefold() for term in terms)) == [t.casefold() for t in split_terms(text)]
+
+
+@given(st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from(_GLUE_TEXT)), max_size=12))
+def test_the_terms_before_a_space_are_the_first_terms_of_the_text(pieces: list[tuple[str, str]]) -> None:
+    # a search judges whether an entry restates its query on the text up to a space first
+    text = "".join(piece + glue for piece, glue in pieces)
+    every = list(iter_terms(text))
+    for cut in (at for at, char in enumerate(text) if char == " "):
+        head = list(iter_terms(text[:cut]))
+        assert every[: len(head)] == head

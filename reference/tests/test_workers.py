@@ -152,7 +152,7 @@ def _journals(tmp_path: Path) -> list[Journal]:
 def _stored(index: Index) -> tuple[list[EntryRow], list[Candidate]]:
     """Every entry row, and the entries the index finds for a part of an identifier."""
     found = index.store.candidates('"backoff"', None, Filters(), 1000, shortest_first=False)
-    return index.store.entries(None, Filters()), found
+    return index.store.entries(None, Filters()), list(found)
 
 
 def test_a_pass_through_worker_processes_stores_what_a_pass_without_them_does(tmp_path: Path) -> None:
