@@ -1502,6 +1502,32 @@ class _UnknownInstancesIgnored(ProtocolServer):
         return super()._dispatch(request)
 
 
+def _assignment_value_through_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bare assignment value runs on through JSON escapes up to real white space: in escaped
+    arguments `DB_PASSWORD=v\\nAPI_HOST=h` takes the next line into the secret."""
+    through = r"((?:[^\s\"',;(){}\[\]<>])+)"
+    pattern = _redact_rules._ASSIGNMENT.pattern.replace(_redact_rules._BARE_VALUE, through)
+    assert pattern != _redact_rules._ASSIGNMENT.pattern
+    monkeypatch.setattr(_redact_rules, "_ASSIGNMENT", re.compile(pattern))
+
+
+def _sensitive_names_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sensitive names compare as written: `.ENV`, `Server.PEM` and `.SSH` hold no credentials.
+    (Every name of the list is lower-case, so an upper-case letter never matches one.)"""
+    original = _extract.is_sensitive_path
+    monkeypatch.setattr(_extract, "is_sensitive_path", lambda path: original(re.sub("[A-Z]", "?", path)))
+
+
+def _discovery_at_any_depth(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every `.jsonl` below the roots is a candidate, however deep (and directly in sessions/)."""
+
+    def candidates(agent_dir: str, session_dirs: list[str]) -> Iterator[str]:
+        for root in (Path(agent_dir, "sessions"), *map(Path, session_dirs)):
+            yield from sorted(str(path) for path in root.rglob("*.jsonl"))
+
+    monkeypatch.setattr(_journals, "_candidates", candidates)
+
+
 def _temp_dir_by_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
     """A cwd counts as under a temp dir when it starts with its letters: `/tmpfoo/app` is junk."""
     monkeypatch.setattr(_maintenance, "_under", lambda path, root: path.startswith(root.rstrip("/")))
@@ -2704,6 +2730,27 @@ BROKEN: tuple[Broken, ...] = (
         ("protocol",),
         _ids("JM-PROTO-001"),
         server=_UnknownInstancesIgnored,
+    ),
+    Broken(
+        "assignment-value-through-escapes",
+        "an assignment's bare value runs on through JSON escapes (an escaped line break does not end it)",
+        ("redaction",),
+        _ids("JM-REDACT-040"),
+        _assignment_value_through_escapes,
+    ),
+    Broken(
+        "sensitive-names-as-written",
+        "sensitive path names compare case-sensitively, in read paths and paged operands alike",
+        ("extraction",),
+        _ids("JM-EXTRACT-005", "JM-EXTRACT-020"),
+        _sensitive_names_as_written,
+    ),
+    Broken(
+        "discovery-at-any-depth",
+        "discovery takes every .jsonl below agent/sessions and the flat dirs, at any depth",
+        ("journals",),
+        _ids("JM-JOURNAL-001"),
+        _discovery_at_any_depth,
     ),
     Broken(
         "temp-dir-by-prefix",
