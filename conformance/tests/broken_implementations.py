@@ -1064,6 +1064,15 @@ def _index_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_memory.Memory, "index_path", property(index_path))
 
 
+def _index_per_instance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each instance keeps its own index file in the state dir (named by the instance's object)."""
+
+    def index_path(self: Any) -> str:
+        return self.config.index_path or os.path.join(self.config.state_dir, f"index-{id(self)}.sqlite")
+
+    monkeypatch.setattr(_memory.Memory, "index_path", property(index_path))
+
+
 def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     def forget(memory: Any, target: str) -> dict[str, Any]:  # answers as if done, does nothing
         sessions = {journal.session_id for journal in memory.discover().journals}
@@ -2513,6 +2522,13 @@ BROKEN: tuple[Broken, ...] = (
         ("backfill",),
         _ids("JM-BACKFILL-021"),
         _index_per_process,
+    ),
+    Broken(
+        "index-per-instance",
+        "each instance keeps its own index in the state dir: another instance finds nothing it indexed",
+        ("backfill",),
+        _ids("JM-BACKFILL-021"),
+        _index_per_instance,
     ),
     Broken(
         "lease-in-process-memory",
