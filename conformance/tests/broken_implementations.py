@@ -1055,22 +1055,19 @@ def _lease_in_process_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_maintenance, "current_lease", current)
 
 
-def _index_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each process keeps its own index file in the state dir (named by its process id)."""
+def _index_file_per(owner: Callable[[Any], object]) -> Patch:
+    """Each owner keeps its own index file in the state dir, named by `owner(memory)`: a process
+    (its id) or an instance (its Memory object)."""
 
-    def index_path(self: Any) -> str:
-        return self.config.index_path or os.path.join(self.config.state_dir, f"index-{os.getpid()}.sqlite")
+    def patch(monkeypatch: pytest.MonkeyPatch) -> None:
+        def index_path(self: Any) -> str:
+            return self.config.index_path or os.path.join(
+                self.config.state_dir, f"index-{owner(self)}.sqlite"
+            )
 
-    monkeypatch.setattr(_memory.Memory, "index_path", property(index_path))
+        monkeypatch.setattr(_memory.Memory, "index_path", property(index_path))
 
-
-def _index_per_instance(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each instance keeps its own index file in the state dir (named by the instance's object)."""
-
-    def index_path(self: Any) -> str:
-        return self.config.index_path or os.path.join(self.config.state_dir, f"index-{id(self)}.sqlite")
-
-    monkeypatch.setattr(_memory.Memory, "index_path", property(index_path))
+    return patch
 
 
 def _forget_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -2521,14 +2518,14 @@ BROKEN: tuple[Broken, ...] = (
         "each process keeps its own index in the state dir, so one finds nothing another indexed",
         ("backfill",),
         _ids("JM-BACKFILL-021"),
-        _index_per_process,
+        _index_file_per(lambda memory: os.getpid()),
     ),
     Broken(
         "index-per-instance",
         "each instance keeps its own index in the state dir: another instance finds nothing it indexed",
         ("backfill",),
         _ids("JM-BACKFILL-021"),
-        _index_per_instance,
+        _index_file_per(id),
     ),
     Broken(
         "lease-in-process-memory",

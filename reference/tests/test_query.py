@@ -75,19 +75,30 @@ def test_a_project_scope_stays_a_list_of_files_when_it_holds_every_journal_index
     assert scope_of(index, ["/s/app.jsonl"], whole=True) is None
 
 
-def test_holding_walks_the_matches_or_seeks_the_rowids_with_the_same_answer(tmp_path: Path) -> None:
+def _store_of(tmp_path: Path, texts: list[str]) -> Store:
+    """A store holding one journal with one user entry per text, in order."""
     store = Store(str(tmp_path / "index.sqlite"))
     with store.write():
         store.add_file(IndexedJournal("/j.jsonl", "s", "/", "", 0, 0), b"", 0, b"")
-        texts = [f"common {'rare' if number in (0, 49) else 'other'}" for number in range(100)]
         lines = [
             Line(20_000, f"e{n}", None, n, 1, 0, None, "user", len(t), index_text(t))
             for n, t in enumerate(texts)
         ]
         store.add_lines(1, lines)
-    rowids = sorted(
-        found.rowid for found in store.candidates('"common"', None, Filters(), 200, shortest_first=False)
+    return store
+
+
+def _rowids(store: Store, match: str) -> list[int]:
+    return sorted(
+        found.rowid for found in store.candidates(match, None, Filters(), 200, shortest_first=False)
     )
+
+
+def test_holding_walks_the_matches_or_seeks_the_rowids_with_the_same_answer(tmp_path: Path) -> None:
+    store = _store_of(
+        tmp_path, [f"common {'rare' if number in (0, 49) else 'other'}" for number in range(100)]
+    )
+    rowids = _rowids(store, '"common"')
     first, last = rowids[0], rowids[-1]
     assert store.holding('"common"', [first, last]) == {first, last}  # 100 matches: more than 50, seeks
     assert store.holding('"rare"', [first, last]) == {first}  # 2 matches: walks them
@@ -98,22 +109,16 @@ def test_holding_walks_the_matches_or_seeks_the_rowids_with_the_same_answer(tmp_
 def test_holding_walks_a_prefix_query_however_many_it_matches(tmp_path: Path) -> None:
     # FTS5 expands a prefix again for every rowid it seeks: 2,192 rowids asked about a stem prefix
     # that matched 89,143 entries took 25 s seeking and 49 ms walking, on the bench's 1 GiB corpus.
-    store = Store(str(tmp_path / "index.sqlite"))
-    with store.write():
-        store.add_file(IndexedJournal("/j.jsonl", "s", "/", "", 0, 0), b"", 0, b"")
-        texts = [f"{'keeps' if number % 2 else 'keeping'} {number}" for number in range(100)]
-        lines = [
-            Line(20_000, f"e{n}", None, n, 1, 0, None, "user", len(t), index_text(t))
-            for n, t in enumerate(texts)
-        ]
-        store.add_lines(1, lines)
-    rowids = sorted(
-        found.rowid for found in store.candidates('"keeps"', None, Filters(), 200, shortest_first=False)
-    )
-    sought: list[str] = []  # the match of every statement that seeks rowids
-    store._db.exec_trace = lambda _cursor, sql, bound: (
-        ("AND rowid IN (" not in sql or sought.append(bound[0])) or True
-    )
+    store = _store_of(tmp_path, [f"{'keeps' if number % 2 else 'keeping'} {number}" for number in range(100)])
+    rowids = _rowids(store, '"keeps"')
+    sought: list[Any] = []  # the match of every statement that seeks rowids
+
+    def trace(_cursor: Any, sql: str, bound: Any) -> bool:
+        if "AND rowid IN (" in sql:
+            sought.append(bound[0])
+        return True
+
+    store._db.exec_trace = trace
     ends = [rowids[0], rowids[-1]]
     assert store.holding('("keeps" OR "keep" *)', ends) == set(ends)  # 100 matches in the range
     assert store.holding('("keeps" OR "keeping")', ends) == set(ends)  # as many: this one seeks
