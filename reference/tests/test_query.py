@@ -182,3 +182,32 @@ def test_the_checks_judge_the_redacted_text() -> None:
     marker = _Checks(analysed_terms("redacted assignment"), query_sequence("redacted assignment"))
     assert marker.whole
     assert marker.sequence("password: hunter2secretvalue", query_sequence("redacted assignment"))
+
+
+@given(
+    st.lists(st.sets(st.sampled_from(["red", "green", "blue", "keeps", "keeping"]), max_size=4), max_size=40),
+    st.data(),
+)
+@settings(max_examples=60, deadline=None)
+def test_holding_both_answers_as_holding_does_for_holders_of_the_other_term(
+    tmp_path_factory: pytest.TempPathFactory, words: list[set[str]], data: st.DataObject
+) -> None:
+    texts = [" ".join(sorted(each)) or "nothing" for each in words]
+    store = _store_of(tmp_path_factory.mktemp("index"), texts)
+    match, alongside = data.draw(
+        st.lists(
+            st.sampled_from(['"red"', '"green"', '("blue" OR "keep" *)']), min_size=2, max_size=2, unique=True
+        )
+    )
+    holders = _rowids(store, alongside)
+    asked = data.draw(st.lists(st.sampled_from(holders), unique=True)) if holders else []
+    assert store.holding_both(match, alongside, asked) == store.holding(match, asked)
+    store.close()
+
+
+def test_candidates_without_some_rowids_keep_their_order(tmp_path: Path) -> None:
+    store = _store_of(tmp_path, ["word a", "word b", "word c", "word d"])
+    found = store.candidates('"word"', None, Filters(), 20, shortest_first=False)
+    left = found.without({found[1].rowid, found[3].rowid})
+    assert list(left) == [found[0], found[2]] and left.rows == [found.rows[0], found.rows[2]]
+    store.close()
