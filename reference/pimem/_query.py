@@ -52,6 +52,7 @@ from ._terms import (
     places,
     query_sequence,
     split_terms,
+    stem_forms,
     stem_prefix,
 )
 from ._terms import query_terms as analysed_terms
@@ -413,9 +414,15 @@ def _entry_total(view: View) -> int:
 
 
 def _fallback_match(term: Term) -> str:
-    """A term as the any-term fallback matches it: its own form, or any word with its Porter stem."""
-    prefix = None if term.check else stem_prefix(term.text)
-    return term.match if prefix is None else f'({term.match} OR "{prefix}" *)'
+    """A term as the any-term fallback matches it: its own form, or a word of its Porter stem (any
+    word that starts with the stem, when it differs from the term; else the term's inflected forms)."""
+    if term.check:
+        return term.match
+    prefix = stem_prefix(term.text)
+    if prefix is not None:
+        return f'({term.match} OR "{prefix}" *)'
+    forms = [term.match, *(f'"{form}"' for form in stem_forms(term.text))]
+    return f"({' OR '.join(forms)})" if len(forms) > 1 else term.match
 
 
 def _any_term(view: View, terms: list[Term], filters: Filters, limit: int) -> tuple[Candidates, bool]:
@@ -622,7 +629,8 @@ def _search_once(
     page = _Page(view, query, limit)
     hits, more = _all_terms(view, terms, query_sequence(query), filters)
     more = page.take(hits, "all") or more
-    if not page.full() and len(terms) > 1:  # the any-term ranking fills the page (JM-SEARCH-350)
+    if not page.full() and (len(terms) > 1 or _fallback_match(terms[0]) != terms[0].match):
+        # the any-term ranking fills the page (JM-SEARCH-350); one term's, with the words of its stem
         held = {hit.rowid for hit in hits}
         others, more_others = _any_term(view, terms, filters, limit)
         more = page.take(others.without(held), "any") or more or more_others

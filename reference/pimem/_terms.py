@@ -50,6 +50,7 @@ __all__ = [
     "query_terms",
     "sequence_in",
     "split_terms",
+    "stem_forms",
     "stem_prefix",
 ]
 
@@ -427,6 +428,47 @@ def stem_prefix(word: str) -> str | None:
         return None
     stem: str = _STEMMER.stemWord(lowered)
     return stem if len(stem) >= 4 and stem != lowered else None
+
+
+# Endings that inflect or derive an English word; each form made with them is kept only where
+# Porter's stem of the form is the word itself
+_ENDINGS = ("s", "ed", "ing", "er", "ers", "ment", "ments", "ion", "ions")
+_VOWELS = frozenset("aeiou")
+
+
+def _forms(word: str) -> set[str]:
+    """The word with each ending, spelled as English does: `es` after a hissing sound, a final `e`
+    dropped and a short final consonant doubled before an ending that starts with a vowel."""
+    forms = set()
+    short = len(word) >= 3 and word[-1] not in _VOWELS | {"w", "x", "y"} and word[-2] in _VOWELS
+    short = short and word[-3] not in _VOWELS
+    for ending in _ENDINGS:
+        if ending[0] not in _VOWELS:
+            forms.add(
+                word + ("es" if ending == "s" and word.endswith(("s", "x", "z", "ch", "sh")) else ending)
+            )
+        elif word.endswith("e"):
+            forms.add(word[:-1] + ending)
+        else:
+            forms.add(word + ending)
+            if short:
+                forms.add(word + word[-1] + ending)
+    return forms
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def stem_forms(word: str) -> tuple[str, ...]:
+    """Other words whose Porter stem is this word, when the word is its own stem of four letters or
+    more (`bookmark`: `bookmarks`, `bookmarked`, `bookmarking` …); a stem that differs from the word
+    is searched as a prefix instead (stem_prefix). Only these whole words, never every word that
+    starts with it: `cafe` must not find `cafebabe`."""
+    lowered = word.lower()
+    if len(lowered) < 4 or not lowered.isascii() or not lowered.isalpha():
+        return ()
+    if _STEMMER.stemWord(lowered) != lowered:
+        return ()
+    forms = sorted(_forms(lowered))
+    return tuple(form for form, stem in zip(forms, _STEMMER.stemWords(forms), strict=True) if stem == lowered)
 
 
 def _load_stop_words() -> frozenset[str]:
