@@ -124,6 +124,8 @@ def test_keywords_are_the_content_words_in_order() -> None:
     assert keywords("why is the fooBar/queue_worker.py slow?") == "fooBar/queue_worker.py slow"
     assert keywords("TimeoutError: timed out after 5 seconds") == "TimeoutError timed 5 seconds"
     assert keywords("the of and") == "the of and"  # nothing left: asked as it is
+    # a word that ends in a combining mark (a Thai tone mark) keeps it; only punctuation is trimmed
+    assert keywords("การตั้งค่าผู้ใช้?") == "การตั้งค่าผู้ใช้"
 
 
 def test_bm25_is_bm25s_lucene_and_extra_documents_join_the_corpus(seed_a: QualityCorpus) -> None:

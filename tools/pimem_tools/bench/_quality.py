@@ -250,6 +250,12 @@ class _Reference:
             client.close()
 
 
+def _word_char(char: str) -> bool:
+    """A letter, digit, private-use character or mark: a combining mark (a Thai tone mark, a
+    virama) belongs to the word it ends, so trimming punctuation never takes it."""
+    return _token_char(char) or unicodedata.category(char)[0] == "M"
+
+
 def keywords(query: str) -> str:
     """The query's content words: its words (split at white space, punctuation trimmed from both
     ends) that are not stop words (bm25s's longer English list, NLTK's), in order, each once. Paths
@@ -260,9 +266,9 @@ def keywords(query: str) -> str:
     words = []
     for word in query.split():
         start, end = 0, len(word)
-        while start < end and not _token_char(word[start]):
+        while start < end and not _word_char(word[start]):
             start += 1
-        while end > start and not _token_char(word[end - 1]):
+        while end > start and not _word_char(word[end - 1]):
             end -= 1
         if start < end and word[start:end].lower() not in stop:
             words.append(word[start:end])
