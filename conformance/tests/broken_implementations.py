@@ -1524,6 +1524,13 @@ def _sensitive_names_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_extract, "is_sensitive_path", lambda path: original(re.sub("[A-Z]", "?", path)))
 
 
+def _escape_letters_join_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool call's JSON escapes are left as written in its search terms: `\\npelican` is the
+    word `npelican`."""
+    for module in (_extract, _prepare):
+        monkeypatch.setattr(module, "read_call_escapes", lambda text: text)
+
+
 def _discovery_at_any_depth(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every `.jsonl` below the roots is a candidate, however deep (and directly in sessions/)."""
 
@@ -2757,6 +2764,13 @@ BROKEN: tuple[Broken, ...] = (
         ("extraction",),
         _ids("JM-EXTRACT-005", "JM-EXTRACT-020"),
         _sensitive_names_as_written,
+    ),
+    Broken(
+        "escape-letters-join-words",
+        "a tool call's JSON escapes stay in its search terms: the escape's letter joins the next word",
+        ("search",),
+        _ids("JM-SEARCH-043"),
+        _escape_letters_join_words,
     ),
     Broken(
         "discovery-at-any-depth",

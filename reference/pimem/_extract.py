@@ -87,7 +87,8 @@ class Extracted(NamedTuple):
 
     @property
     def terms_text(self) -> str:
-        return self.text if self.search_text is None else self.search_text
+        """The text whose words search matches, with its tool calls' JSON escapes read."""
+        return read_call_escapes(self.text if self.search_text is None else self.search_text)
 
 
 class ContextEdit(NamedTuple):
@@ -231,6 +232,29 @@ def _js_float(found: re.Match[str]) -> str:
     return f"{sign}0.{'0' * -point}{digits}"
 
 
+_CALL_LINE = "[tool call] "
+_JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
+_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
+
+
+def _unescaped(found: re.Match[str]) -> str:
+    code = found.group(1)
+    return _ESCAPED[code] if len(code) == 1 else chr(int(code[1:], 16))
+
+
+def read_call_escapes(text: str) -> str:
+    """The text with the JSON escapes of its tool-call lines read as the characters they stand for
+    (JM-SEARCH-043), for its search terms: a word that starts a line of a written file is that
+    word, not `n` and the word. A tool call's arguments are compact JSON on one line, where every
+    backslash starts an escape."""
+    if "\\" not in text or _CALL_LINE not in text:
+        return text
+    return "\n".join(
+        _JSON_ESCAPE.sub(_unescaped, line) if line.startswith(_CALL_LINE) else line
+        for line in text.split("\n")
+    )
+
+
 MEMORY_TOOL = "memory_context"  # the memory's own tool: its calls and results are no history to search
 
 
@@ -250,7 +274,7 @@ def _blocks(content: Any, images: bool, calls: bool = False, own_calls: bool = T
             parts.append("[image]")
         elif kind == "toolCall" and calls and (own_calls or block.get("name") != MEMORY_TOOL):
             args = block.get("arguments", {})
-            parts.append(f"[tool call] {block.get('name')} {_compact_json(args)}")
+            parts.append(f"{_CALL_LINE}{block.get('name')} {_compact_json(args)}")
     return parts
 
 

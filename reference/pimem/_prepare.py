@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ._extract import WITHHELD, context_edit, extract, sensitive_call_ids
+from ._extract import WITHHELD, context_edit, extract, read_call_escapes, sensitive_call_ids
 from ._journals import parse_line, read_chunk, read_line_at
 from ._redact import Policy, redact_many, redaction_policy
 from ._store import Line
@@ -101,7 +101,9 @@ def line_moved(path: str, offset: int, length: int, digest: bytes) -> bool:
 def _with_text(line: Line, text: str, terms_text: str | None = None) -> Line:
     """An entry's line with its redacted text's size and search terms (the text itself stays in the
     journal); `terms_text`: the redacted words search matches, when they are not the text's."""
-    return line._replace(chars=len(text), terms=index_text(text if terms_text is None else terms_text))
+    return line._replace(
+        chars=len(text), terms=index_text(read_call_escapes(text if terms_text is None else terms_text))
+    )
 
 
 def _searchable(line: Line, redacted: list[str], place: int, own: dict[int, int]) -> Line:

@@ -724,7 +724,8 @@ def _in_context_matches(view: View, query: str | None, filters: Filters) -> int:
     held = {
         row.rowid
         for row in store.entries_at(view.scope, holders - sure)
-        if (entry := _load(view, row)) is not None and any(checks.term(entry.text, term) for term in checked)
+        if (entry := _load(view, row)) is not None
+        and any(checks.term(entry.terms_text, term) for term in checked)
     }
     return len(sure) + len(held)
 

@@ -41,7 +41,7 @@ __all__ = [
     "Store",
 ]
 
-SCHEMA_VERSION = "pimem-10"
+SCHEMA_VERSION = "pimem-11"
 _BUSY_MS = 10_000
 _HOLDING_WALK = 25  # matches walked per rowid asked about, at most, before `holding` seeks instead
 # combining marks are word characters (JM-SEARCH-041); the text given is _terms.index_text's

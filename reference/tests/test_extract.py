@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pimem._extract import WITHHELD, extract, is_sensitive_path, sensitive_call_ids
+from pimem._extract import WITHHELD, extract, is_sensitive_path, read_call_escapes, sensitive_call_ids
 
 
 def msg(role: str, **fields: Any) -> dict[str, Any]:
@@ -178,3 +178,12 @@ def test_the_memorys_own_calls_and_results_give_no_search_words() -> None:
     result = msg("toolResult", toolCallId="c1", toolName="memory_context", content=[said])
     found = extract(result, set())
     assert found is not None and found.text == "Looking it up." and found.terms_text == ""
+
+
+def test_a_tool_calls_json_escapes_are_read_for_its_search_terms() -> None:
+    text = 'said C:\\new\n[tool call] write {"content":"a\\npelican\\tzebu \\"q\\" \\\\n \\u0007x"}'
+    assert (
+        read_call_escapes(text)
+        == 'said C:\\new\n[tool call] write {"content":"a\npelican\tzebu "q" \\n \x07x"}'
+    )
+    assert read_call_escapes("no call here: a\\nb") == "no call here: a\\nb"
