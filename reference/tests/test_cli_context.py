@@ -58,6 +58,12 @@ def _search(tmp_path: Path, *argv: str) -> set[str]:
         "bbbb2222",
         _message("bbbb0000", None, "user", "Where does staging run? Check your memory."),
     )
+    details = search_details(tmp_path, *argv, session=tmp_path / TODAY)
+    return {result["entryId"] for result in details["results"]}
+
+
+def search_details(tmp_path: Path, *argv: str, session: Path | None = None) -> dict[str, Any]:
+    """`pimem --json search ARGV` in /home/u/app over the journals under `tmp_path / "agent"`."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     where = [
@@ -67,11 +73,12 @@ def _search(tmp_path: Path, *argv: str) -> set[str]:
         str(tmp_path / "i.sqlite"),
         "--cwd",
         "/home/u/app",
+        *(["--session", str(session)] if session is not None else []),
     ]
-    done = run(*where, "--session", str(tmp_path / TODAY), "--json", "search", *argv, home=home)
+    done = run(*where, "--json", "search", *argv, home=home)
     assert done.returncode in (0, 1), done.stderr
-    details = json.loads(done.stdout)
-    return {result["entryId"] for result in details["results"]}
+    details: dict[str, Any] = json.loads(done.stdout)
+    return details
 
 
 def test_the_question_just_asked_is_left_out_and_the_answer_found(tmp_path: Path) -> None:

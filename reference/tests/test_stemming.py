@@ -4,15 +4,13 @@ starts with it (`cafe` is no form of `cafebabe`)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import Stemmer
 from hypothesis import given
 from hypothesis import strategies as st
 from pimem._terms import stem_forms, stem_prefix
-from test_cli import run
-from test_cli_context import PROJECT, _message, _write
+from test_cli_context import PROJECT, _message, _write, search_details
 
 _PORTER = Stemmer.Stemmer("porter")
 
@@ -43,19 +41,7 @@ def _found(tmp_path: Path, query: str) -> list[tuple[str, str]]:
         _message("aaaa0001", "aaaa0000", "user", "Keep cafebabe in mind, and the bookmarks folder too."),
         _message("aaaa0002", "aaaa0001", "user", "Nothing to do with it."),
     )
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    where = [
-        "--agent-dir",
-        str(tmp_path / "agent"),
-        "--index",
-        str(tmp_path / "i.sqlite"),
-        "--cwd",
-        "/home/u/app",
-    ]
-    done = run(*where, "--json", "search", query, home=home)
-    assert done.returncode in (0, 1), done.stderr
-    return [(result["entryId"], result["match"]) for result in json.loads(done.stdout)["results"]]
+    return [(result["entryId"], result["match"]) for result in search_details(tmp_path, query)["results"]]
 
 
 def test_a_word_finds_its_inflected_forms_as_any_term_results(tmp_path: Path) -> None:
