@@ -19,6 +19,7 @@ import pytest
 from pimem_tools.mutation import (
     CORE_MODULES,
     EQUIVALENT_CAP,
+    KILL_TARGET,
     KINDS,
     OPERATORS,
     PLANTED,
@@ -32,6 +33,7 @@ from pimem_tools.mutation import (
     check,
     equivalent_mutants,
     forked_verdicts,
+    kills_kept_from,
     load_equivalents,
     mutants,
     planted_source,
@@ -243,8 +245,36 @@ def test_the_committed_results_are_consistent_and_name_a_tree_of_the_history() -
         f"the measured reference tree {tree} is in no commit of this history"
     )
     assert data["trees"]["clean"], "measured with uncommitted changes under reference/"
+    # every mutant, not a sample: with 30 per module, 95 % would be at most one survivor
+    assert data["sample"]["per_module"] is None, "the committed results are a full run"
+    assert all(f["sampled"] == f["mutants_in_module"] for f in data["modules"].values())
+    target = data["target"]
+    assert target["kill_rate_non_equivalent"] == KILL_TARGET
+    assert target["met"] == [
+        module for module, f in data["modules"].items() if f["kill_rate_non_equivalent"] >= KILL_TARGET
+    ]
+    assert target["unmet"] == [module for module in data["modules"] if module not in target["met"]]
     if tree != _git("rev-parse", "HEAD:reference"):
         warnings.warn(
             f"mutation results measured reference tree {tree[:12]}, not today's; run the mutation again",
             stacklevel=1,
         )
+
+
+def test_a_rerun_keeps_the_kills_of_a_full_run_of_the_same_tree_and_runs_the_rest() -> None:
+    every = {module: [m.name for m in mutants(module)] for module in ("_scope", "_prepare")}
+    survivor, called = every["_scope"][0], every["_prepare"][1]
+    earlier = {
+        "trees": {"reference": "t1", "commit": "c1"},
+        "sample": {"per_module": None},
+        "modules": {
+            "_scope": {"survived": [{"mutant": survivor}], "equivalent": []},
+            "_prepare": {"survived": [], "equivalent": [{"mutant": called}]},
+        },
+    }
+    kept = kills_kept_from(earlier, "t1")
+    assert kept == {name for names in every.values() for name in names} - {survivor, called}
+    with pytest.raises(SystemExit, match="t0"):
+        kills_kept_from(earlier, "t0")  # another reference tree: its mutants are other code
+    with pytest.raises(SystemExit, match="full run"):
+        kills_kept_from({**earlier, "sample": {"per_module": 30}}, "t1")
