@@ -426,17 +426,20 @@ class Store:
 
     def checkpoint(self) -> None:
         """Copy the WAL into the main file through the VFS that writes each page's CRC, empty the
-        WAL when no reader needs it (what readers need stays), and stamp the file as checked."""
+        WAL when no reader needs it (what readers need stays), and stamp the file as checked (the
+        file this connection has open: one in memory has none)."""
+        if not self._db.filename:
+            return
         try:
             if self._checkpointer is None:
-                self._checkpointer = _pages.checkpointer(self.path)
+                self._checkpointer = _pages.checkpointer(self._db.filename)
                 _configure(self._checkpointer, _CHECKPOINT_BUSY_MS)
             self._checkpointer.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the WAL
             with contextlib.suppress(apsw.BusyError):
                 self._checkpointer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
         except apsw.Error as error:
             raise unavailable(error) from error
-        _pages.write_stamp(self.path)
+        _pages.write_stamp(self._db.filename)
 
     def _checkpoint_if_large(self) -> None:
         with contextlib.suppress(FileNotFoundError):
