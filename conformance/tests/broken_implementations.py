@@ -8,6 +8,7 @@ against at least one of them. Only these tests may reach into the reference's in
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import hashlib
@@ -22,6 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 from pimem import (
     _context,
@@ -34,6 +36,7 @@ from pimem import (
     _maintenance,
     _memo,
     _memory,
+    _pages,
     _prepare,
     _query,
     _redact,
@@ -1823,6 +1826,68 @@ FORBIDDEN_EVENTS = (
     "tool_result",
 )
 
+
+def _pages_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_pages, "page_damage", lambda handle, size: None)
+
+
+def _damage_not_mended(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A damage found is neither rebuilt nor reported: the store answers from an empty index in
+    memory (each connection its own, so what a backfill indexes is lost to the tool calls)."""
+
+    def connect(original: Callable[[str], Any]) -> Callable[[str], Any]:
+        def connected(path: str) -> Any:
+            try:
+                return original(path)
+            except _pages.DamagedIndex:
+                db = apsw.Connection(":memory:")
+                _store._recreate(db)
+                return db
+
+        return connected
+
+    _wrap(monkeypatch, _store, "_connect", connect)
+
+
+def _stale_after_damage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A damage found restores the copy of the index the adapter took when the state dir was first
+    closed, and takes every journal as indexed as it is now (its cursor at its end): answers stay
+    as they were before whatever the journals gained since that copy."""
+    copies: dict[str, bytes] = {}
+
+    def close(original: Callable[[_store.Store], None]) -> Callable[[_store.Store], None]:
+        def closed(store: _store.Store) -> None:
+            copies.setdefault(store.path, store._db.serialize("main"))
+            original(store)
+
+        return closed
+
+    def connect(original: Callable[[str], Any]) -> Callable[[str], Any]:
+        def connected(path: str) -> Any:
+            try:
+                return original(path)
+            except _pages.DamagedIndex:
+                if path not in copies:
+                    raise
+            image = bytearray(copies[path])
+            image[18:20] = b"\x01\x01"  # a rollback-journal database: memory holds no WAL
+            db = apsw.Connection(":memory:")
+            db.deserialize("main", bytes(image))
+            for (journal,) in db.execute("SELECT path FROM files").fetchall():
+                with contextlib.suppress(OSError):
+                    info = os.stat(str(journal))
+                    db.execute(
+                        "UPDATE files SET cursor=?, size=?, mtime_ns=? WHERE path=?",
+                        (info.st_size, info.st_size, info.st_mtime_ns, journal),
+                    )
+            return db
+
+        return connected
+
+    _wrap(monkeypatch, _store.Store, "close", close)
+    _wrap(monkeypatch, _store, "_connect", connect)
+
+
 BROKEN: tuple[Broken, ...] = (
     Broken(
         "read-without-id-check",
@@ -2911,5 +2976,26 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-407"),
         _summaries_leave_out_context,
+    ),
+    Broken(
+        "pages-unchecked",
+        "the index pages' CRCs are not checked on open: random bytes in a page are read as data",
+        ("damage",),
+        _ids("JM-INDEX-320", "JM-INDEX-321"),
+        _pages_unchecked,
+    ),
+    Broken(
+        "damage-not-mended",
+        "a damaged index found on open is neither rebuilt nor reported: answers come from an empty one",
+        ("damage",),
+        _ids("JM-INDEX-320", "JM-INDEX-321"),
+        _damage_not_mended,
+    ),
+    Broken(
+        "stale-after-damage",
+        "a damaged index found on open is replaced by an earlier copy, its journals taken as indexed",
+        ("damage",),
+        _ids("JM-INDEX-320", "JM-INDEX-321"),
+        _stale_after_damage,
     ),
 )
