@@ -1100,6 +1100,7 @@ class _Unwiped:
     the secure delete, the FTS5 merge and the checkpoint of the write-ahead log."""
 
     _WIPING = ("secure_delete", "optimize", "wal_checkpoint")
+    filename = ""  # the store's own checkpoint skips a connection without a file
 
     def __init__(self, db: Any) -> None:
         self.db = db
