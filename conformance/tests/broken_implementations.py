@@ -8,7 +8,6 @@ against at least one of them. Only these tests may reach into the reference's in
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import hashlib
@@ -23,7 +22,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import apsw
 import pytest
 from pimem import (
     _context,
@@ -1841,9 +1839,7 @@ def _damage_not_mended(monkeypatch: pytest.MonkeyPatch) -> None:
             try:
                 return original(path)
             except _pages.DamagedIndex:
-                db = apsw.Connection(":memory:")
-                _store._recreate(db)
-                return db
+                return _store_checks.empty_index_in_memory()
 
         return connected
 
@@ -1858,7 +1854,7 @@ def _stale_after_damage(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def close(original: Callable[[_store.Store], None]) -> Callable[[_store.Store], None]:
         def closed(store: _store.Store) -> None:
-            copies.setdefault(store.path, store._db.serialize("main"))
+            copies.setdefault(store.path, _store_checks.index_image(store))
             original(store)
 
         return closed
@@ -1870,18 +1866,7 @@ def _stale_after_damage(monkeypatch: pytest.MonkeyPatch) -> None:
             except _pages.DamagedIndex:
                 if path not in copies:
                     raise
-            image = bytearray(copies[path])
-            image[18:20] = b"\x01\x01"  # a rollback-journal database: memory holds no WAL
-            db = apsw.Connection(":memory:")
-            db.deserialize("main", bytes(image))
-            for (journal,) in db.execute("SELECT path FROM files").fetchall():
-                with contextlib.suppress(OSError):
-                    info = os.stat(str(journal))
-                    db.execute(
-                        "UPDATE files SET cursor=?, size=?, mtime_ns=? WHERE path=?",
-                        (info.st_size, info.st_size, info.st_mtime_ns, journal),
-                    )
-            return db
+            return _store_checks.index_copy_in_memory(copies[path])
 
         return connected
 

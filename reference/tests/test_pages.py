@@ -9,10 +9,10 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
-import apsw
 import pytest
 from pimem import _pages
 from pimem._store import Store
+from pimem._store_checks import add_filler_rows, filler_rows, integrity, legacy_index
 
 ROWS = 400
 
@@ -21,9 +21,7 @@ def _filled(path: Path, rows: int = ROWS) -> Store:
     """A store whose meta table holds `rows` numbered rows, one transaction each tenth."""
     store = Store(str(path))
     for start in range(0, rows, rows // 10):
-        with store.write():
-            for number in range(start, start + rows // 10):
-                store._db.execute("INSERT INTO meta VALUES(?, ?)", (f"row{number:05d}", "x" * 200))
+        add_filler_rows(store, start, rows // 10)
     return store
 
 
@@ -31,10 +29,6 @@ def _pages_of(path: Path) -> list[bytes]:
     data = path.read_bytes()
     (size,) = struct.unpack(">H", data[16:18])
     return [data[start : start + size] for start in range(0, len(data), size)]
-
-
-def _rows(store: Store) -> int:
-    return int(store._value("SELECT count(*) FROM meta WHERE key LIKE 'row%'"))
 
 
 def test_every_page_written_carries_its_crc(tmp_path: Path) -> None:
@@ -81,13 +75,9 @@ def test_a_damaged_index_is_built_anew(tmp_path: Path, damage: str) -> None:
         os.truncate(index, os.path.getsize(index) - 4096)
     else:
         index.unlink()
-        db = apsw.Connection(str(index))  # an index as an earlier version made it: no room for CRCs
-        db.execute("PRAGMA journal_mode=WAL").fetchall()
-        db.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
-        db.execute("INSERT INTO meta VALUES('row00001', 'x')")
-        db.close()
+        legacy_index(str(index))  # as an earlier version made it: no room for CRCs
     store = Store(str(index))
-    assert _rows(store) == 0, "a damaged index is never read: it is made anew"
+    assert filler_rows(store) == 0, "a damaged index is never read: it is made anew"
     store.close()
     assert _pages.damage(str(index)) is None
 
@@ -105,8 +95,8 @@ def test_a_damaged_wal_gives_an_earlier_consistent_state(tmp_path: Path) -> None
         handle.seek(wal.stat().st_size // 2)
         handle.write(os.urandom(16))
     reopened = Store(str(index))
-    rows = _rows(reopened)
+    rows = filler_rows(reopened)
     assert 0 <= rows < ROWS and rows % (ROWS // 10) == 0, "recovery stops at a commit"
-    assert reopened._all("PRAGMA integrity_check") == [("ok",)]
+    assert integrity(reopened) == ["ok"]
     reopened.close()
     assert _pages.damage(str(index)) is None

@@ -25,11 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import apsw
 from pimem import _pages
 from pimem._maintenance import run_command
 from pimem._memory import Config, Memory
 from pimem._store import Store
+from pimem._store_checks import unchecked_connection
 from pimem._tool import run_tool
 
 __all__ = ["main"]
@@ -78,7 +78,7 @@ def _unchecked(active: bool) -> Iterator[None]:
     replaced: dict[str, Callable[..., Any]] = {
         "reserve_bytes": lambda db: None,
         "damage": lambda path: None,
-        "checkpointer": apsw.Connection,
+        "checkpointer": unchecked_connection,
     }
     saved = {name: getattr(_pages, name) for name in replaced}
     for name, value in (replaced if active else {}).items():
