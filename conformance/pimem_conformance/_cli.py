@@ -54,7 +54,7 @@ from pimem_conformance._workspace import scratch_dir
 
 __all__ = ["main"]
 
-PROFILES = ("core", "collector", "backfill", "forget", "context", "ranking")
+PROFILES = ("core", "collector", "backfill", "forget", "context", "ranking", "damage")
 EXAMPLES = {"node": "minimal-adapter.mjs", "python": "minimal_adapter.py"}
 _RUN_EXAMPLE = {"node": "node adapter.mjs", "python": "python3 adapter.py"}
 _ERRORS_SHOWN = 3  # errored cases whose stderr and pending request the console shows

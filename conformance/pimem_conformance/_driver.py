@@ -18,6 +18,7 @@ from pimem_conformance._conformity import (
     response_mismatches,
 )
 from pimem_conformance._connector import AdapterError
+from pimem_conformance._damage import JournalBytes, damage_state_dir, restore_permissions, snapshot_journals
 from pimem_conformance._expect import (
     CAPTURE_KEY,
     MISSING,
@@ -128,27 +129,42 @@ def _captured(value: Any, responses: dict[int, dict[str, Any]]) -> Any:
     return value
 
 
-def _open_instances(adapters: list[Adapter], case: Case, workspace: Workspace, setup: dict[str, Any]) -> None:
-    """Open every instance in every process; then (autostart) start them all, then wait for all."""
+def _open_requests(case: Case, workspace: Workspace, setup: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `open` request of every instance (without `cmd`); a damage step sends them again."""
     clock = {"now": setup["now"], "tz": setup.get("tz", "UTC")}
+    return [
+        {
+            "instance": instance,
+            "workspace": workspace.open_workspace(),
+            "clock": clock,
+            "settings": setup.get("settings", {}),
+        }
+        for instance in case.instances
+    ]
+
+
+def _open_instances(adapters: list[Adapter], opens: list[dict[str, Any]], setup: dict[str, Any]) -> None:
+    """Open every instance in every process; then (autostart) start them all, then wait for all."""
     for adapter in adapters:
-        for instance in case.instances:
-            adapter.send(
-                "open",
-                instance=instance,
-                workspace=workspace.open_workspace(),
-                clock=clock,
-                settings=setup.get("settings", {}),
-            )
+        for request in opens:
+            adapter.send("open", **request)
     if setup.get("autostart", True):
         # Every instance starts as a Pi process would, then the case waits for backfill, so
         # each journal is indexed before the first step.
         for adapter in adapters:
-            for instance in case.instances:
-                adapter.send("event", instance=instance, name="session_start", data={"reason": "startup"})
+            for request in opens:
+                adapter.send(
+                    "event", instance=request["instance"], name="session_start", data={"reason": "startup"}
+                )
         for adapter in adapters:
-            for instance in case.instances:
-                adapter.send("idle", instance=instance)
+            for request in opens:
+                adapter.send("idle", instance=request["instance"])
+
+
+def _close_instances(adapters: list[Adapter], case: Case) -> None:
+    for each in adapters:
+        for instance in case.instances:
+            each.send("close", instance=instance)
 
 
 def _peers(adapter: Adapter, case: Case) -> list[Adapter]:
@@ -187,6 +203,15 @@ def _always_checked(
     return []
 
 
+def _journals_changed(before: JournalBytes | None, root: Path, workspace: Workspace) -> list[str]:
+    """The journals whose bytes differ from what they were at the last damage step, or after the
+    case's own mutations since (or that appeared or went since)."""
+    if before is None:
+        raise CaseError("journals_kept needs an earlier damage step")
+    after = snapshot_journals(root, workspace.state_dir)
+    return sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+
+
 def run_case(
     adapter: Adapter,
     case: Case,
@@ -210,8 +235,10 @@ def run_case(
         workspace = Workspace(root, setup)
         workspace.prepare(substitute_workspace(case.journals, str(root)))
         adapters = _peers(adapter, case)
-        _open_instances(adapters, case, workspace, setup)
+        opens = _open_requests(case, workspace, setup)
+        _open_instances(adapters, opens, setup)
         opened = True
+        journals_before: JournalBytes | None = None  # as they were when the last damage was made
         default_instance = case.instances[0]
         responses: dict[int, dict[str, Any]] = {}  # by step index, for `$from` captures
         for index, raw_step in enumerate(case.steps):
@@ -219,6 +246,23 @@ def run_case(
             run.steps_run = index + 1
             if "mutate" in step:
                 workspace.mutate(step["mutate"])
+                if journals_before is not None:  # the case's own change is no change by the implementation
+                    journals_before = snapshot_journals(root, workspace.state_dir)
+                continue
+            if "damage" in step:
+                # no instance is open while the state dir is damaged; each opens again as at setup
+                _close_instances(adapters, case)
+                journals_before = snapshot_journals(root, workspace.state_dir)
+                damage_state_dir(workspace.state_dir, step["damage"]["kind"], step["damage"]["seed"])
+                _open_instances(adapters, opens, setup)
+                continue
+            if "journals_kept" in step:
+                changed = _journals_changed(journals_before, root, workspace)
+                if changed:
+                    mismatch = Mismatch(
+                        "journals_kept", [], changed, f"journals changed since the damage: {changed}"
+                    )
+                    run.failures.append(StepFailure(index, raw_step, (mismatch,)))
                 continue
             if "state_lacks" in step:
                 held = workspace.state_holding(step["state_lacks"])
@@ -254,12 +298,11 @@ def run_case(
     finally:
         if opened and run.error is None:
             try:
-                for each in adapters:
-                    for instance in case.instances:
-                        each.send("close", instance=instance)
+                _close_instances(adapters, case)
             except AdapterError as exc:
                 run.error = exc
         for peer in adapters[1:]:
             peer.stop()
+        restore_permissions(root)  # a read_only damage step leaves folders that cannot be emptied
         shutil.rmtree(root, ignore_errors=True)
     return run

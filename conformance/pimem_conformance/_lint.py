@@ -365,15 +365,32 @@ def _check_order(
         )
 
 
+_UNSENT_STEPS = ("state_lacks", "damage", "journals_kept")  # steps the runner carries out itself
+
+
+def _check_damage(case: Case, index: int, problems: list[str]) -> None:
+    """A damage step closes and reopens every instance of one adapter: a single-process case of
+    the damage profile (a damage made while another process holds the index is no such damage)."""
+    if case.processes != 1:
+        problems.append(f"case {case.id} step {index}: a damage step in a case of {case.processes} processes")
+    if case.profile != "damage":
+        problems.append(f"case {case.id} step {index}: a damage step in a case of profile {case.profile}")
+
+
 def _check_steps(case: Case, problems: list[str], freed: set[int] | None = None) -> None:
     journals = set(case.journals)
     for index, step in enumerate(case.steps):
         if freed is not None and "expect" in step:
             _check_order(case, index, step["expect"], freed, problems)
-        if "state_lacks" in step and "expect" in step:
-            problems.append(
-                f"case {case.id} step {index}: a state check has no response to expect anything of"
-            )
+        for check in _UNSENT_STEPS:
+            if check in step and "expect" in step:
+                problems.append(
+                    f"case {case.id} step {index}: a {check} step has no response to expect anything of"
+                )
+        if "damage" in step:
+            _check_damage(case, index, problems)
+        if "journals_kept" in step and not any("damage" in earlier for earlier in case.steps[:index]):
+            problems.append(f"case {case.id} step {index}: journals_kept needs an earlier damage step")
         if "mutate" in step:
             if "expect" in step:
                 problems.append(
@@ -389,7 +406,7 @@ def _check_steps(case: Case, problems: list[str], freed: set[int] | None = None)
             except ValueError as exc:
                 problems.append(f"case {case.id} step {index}: {exc}")
                 continue
-            if source >= index or "mutate" in case.steps[source] or "state_lacks" in case.steps[source]:
+            if source >= index or any(check in case.steps[source] for check in ("mutate", *_UNSENT_STEPS)):
                 problems.append(
                     f"case {case.id} step {index}: {CAPTURE_KEY} {reference!r} names no earlier step "
                     "with a response"

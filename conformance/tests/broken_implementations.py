@@ -34,6 +34,7 @@ from pimem import (
     _maintenance,
     _memo,
     _memory,
+    _pages,
     _prepare,
     _query,
     _redact,
@@ -1097,6 +1098,7 @@ class _Unwiped:
     the secure delete, the FTS5 merge and the checkpoint of the write-ahead log."""
 
     _WIPING = ("secure_delete", "optimize", "wal_checkpoint")
+    filename = ""  # the store's own checkpoint skips a connection without a file
 
     def __init__(self, db: Any) -> None:
         self.db = db
@@ -1822,6 +1824,55 @@ FORBIDDEN_EVENTS = (
     "tool_call",
     "tool_result",
 )
+
+
+def _pages_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_pages, "page_damage", lambda handle, size: None)
+
+
+def _damage_not_mended(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A damage found is neither rebuilt nor reported: the store answers from an empty index in
+    memory (each connection its own, so what a backfill indexes is lost to the tool calls)."""
+
+    def connect(original: Callable[[str], Any]) -> Callable[[str], Any]:
+        def connected(path: str) -> Any:
+            try:
+                return original(path)
+            except _pages.DamagedIndex:
+                return _store_checks.empty_index_in_memory()
+
+        return connected
+
+    _wrap(monkeypatch, _store, "_connect", connect)
+
+
+def _stale_after_damage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A damage found restores the copy of the index the adapter took when the state dir was first
+    closed, and takes every journal as indexed as it is now (its cursor at its end): answers stay
+    as they were before whatever the journals gained since that copy."""
+    copies: dict[str, bytes] = {}
+
+    def close(original: Callable[[_store.Store], None]) -> Callable[[_store.Store], None]:
+        def closed(store: _store.Store) -> None:
+            copies.setdefault(store.path, _store_checks.index_image(store))
+            original(store)
+
+        return closed
+
+    def connect(original: Callable[[str], Any]) -> Callable[[str], Any]:
+        def connected(path: str) -> Any:
+            try:
+                return original(path)
+            except _pages.DamagedIndex:
+                if path not in copies:
+                    raise
+            return _store_checks.index_copy_in_memory(copies[path])
+
+        return connected
+
+    _wrap(monkeypatch, _store.Store, "close", close)
+    _wrap(monkeypatch, _store, "_connect", connect)
+
 
 BROKEN: tuple[Broken, ...] = (
     Broken(
@@ -2911,5 +2962,26 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-407"),
         _summaries_leave_out_context,
+    ),
+    Broken(
+        "pages-unchecked",
+        "the index pages' CRCs are not checked on open: random bytes in a page are read as data",
+        ("damage",),
+        _ids("JM-INDEX-320", "JM-INDEX-321"),
+        _pages_unchecked,
+    ),
+    Broken(
+        "damage-not-mended",
+        "a damaged index found on open is neither rebuilt nor reported: answers come from an empty one",
+        ("damage",),
+        _ids("JM-INDEX-320", "JM-INDEX-321"),
+        _damage_not_mended,
+    ),
+    Broken(
+        "stale-after-damage",
+        "a damaged index found on open is replaced by an earlier copy, its journals taken as indexed",
+        ("damage",),
+        _ids("JM-INDEX-320", "JM-INDEX-321"),
+        _stale_after_damage,
     ),
 )

@@ -108,8 +108,17 @@ def test_case_faults(tmp_path: Path) -> None:
     state_check[0]["steps"].append({"state_lacks": ["zebracorn"], "expect": {}})
     state_check[0]["steps"].append({"tool": {"action": "read", "entryId": {"$from": "step1.details.id"}}})
     found = problems(tmp_path / "e", state_check)
-    assert any("a state check has no response" in p for p in found)
+    assert any("a state_lacks step has no response" in p for p in found)
     assert any("names no earlier step with a response" in p for p in found)
+    damaged = cases()
+    damaged[0]["processes"] = 2
+    damaged[0]["steps"].append({"journals_kept": {}})
+    damaged[0]["steps"].append({"damage": {"kind": "delete", "seed": 1}, "expect": {}})
+    found = problems(tmp_path / "f", damaged)
+    assert any("a damage step in a case of 2 processes" in p for p in found)
+    assert any("a damage step in a case of profile" in p for p in found)
+    assert any("journals_kept needs an earlier damage step" in p for p in found)
+    assert any("a damage step has no response" in p for p in found)
 
 
 @pytest.mark.parametrize(

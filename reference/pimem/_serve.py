@@ -29,7 +29,7 @@ from ._tool import DESCRIPTION, LABEL, PARAMETERS, TOOL_NAME, run_tool
 __all__ = ["PROFILES", "ProtocolServer", "decode_request", "encode_response", "manifest", "open_config"]
 
 PROTOCOL = 1
-PROFILES = ["core", "collector", "backfill", "forget", "context", "ranking"]
+PROFILES = ["core", "collector", "backfill", "forget", "context", "ranking", "damage"]
 EVENTS = ["session_start", "message_end", "session_compact", "session_tree", "session_shutdown"]
 COMMAND_DESCRIPTION = (
     "Memory index: status, index [--verify], rebuild, gc [confirm], forget <entryId|sessionId>; "

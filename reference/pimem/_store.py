@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, overload
 import apsw
 import orjson
 
+from . import _pages
 from ._errors import IndexUnavailable
 from ._time import MAX_MS, MIN_MS, canonical_timestamp, day_of_rowid, day_rowids, rowids_of_day
 
@@ -41,8 +42,10 @@ __all__ = [
     "Store",
 ]
 
-SCHEMA_VERSION = "pimem-11"
+SCHEMA_VERSION = "pimem-12"
 _BUSY_MS = 10_000
+_CHECKPOINT_BUSY_MS = 100  # a checkpoint that finds readers copies what it can and leaves the rest
+_CHECKPOINT_WAL_BYTES = 4 << 20  # a write that leaves a larger WAL checkpoints it
 _HOLDING_WALK = 25  # matches walked per rowid asked about, at most, before `holding` seeks instead
 # combining marks are word characters (JM-SEARCH-041); the text given is _terms.index_text's
 _TOKENIZER = "tokenize='unicode61 remove_diacritics 2 categories ''L* N* Co M*'''"
@@ -314,10 +317,15 @@ _PAIRS = "(SELECT value ->> 0, value ->> 1 FROM json_each(?))"
 
 def _create(path: str) -> None:
     """A new, empty index file in WAL mode, made aside and linked into place, so no process ever
-    opens one in another mode: switching modes takes a lock that SQLite does not wait for."""
+    opens one in another mode: switching modes takes a lock that SQLite does not wait for. Its
+    pages keep room for their CRCs, and it is written through the VFS that fills them in."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    for suffix in ("-wal", "-shm"):  # a WAL without its database would be read into the new one
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path + suffix)
     aside = f"{path}.{os.getpid()}.{threading.get_ident()}.new"
-    db = apsw.Connection(aside)
+    db = _pages.checkpointer(aside)
+    _pages.reserve_bytes(db)
     db.execute("PRAGMA journal_mode=WAL")
     db.close()
     try:
@@ -326,6 +334,13 @@ def _create(path: str) -> None:
         pass
     finally:
         os.remove(aside)
+
+
+def _configure(db: apsw.Connection, busy_ms: int) -> None:
+    """Only `Store.checkpoint` writes the main file: never SQLite on its own, nor on close."""
+    db.set_busy_timeout(busy_ms)
+    db.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+    db.execute("PRAGMA wal_autocheckpoint=0")
 
 
 @contextlib.contextmanager
@@ -367,15 +382,18 @@ def _connect(path: str) -> apsw.Connection:
     try:
         if not os.path.exists(path):
             _create(path)
+        damage = _pages.damage(path)
+        if damage is not None:
+            raise _pages.DamagedIndex(damage)
         db = apsw.Connection(path)
-        db.set_busy_timeout(_BUSY_MS)
+        _configure(db, _BUSY_MS)
         db.execute("PRAGMA synchronous=NORMAL")
         # under the write lock: processes that start together queue here, where a read turned
         # write would fail at once (SQLITE_BUSY, no waiting)
         with _immediate(db):
             if _schema(db) != SCHEMA_VERSION:
                 _recreate(db)
-    except (apsw.CorruptError, apsw.NotADBError):
+    except (apsw.CorruptError, apsw.NotADBError, _pages.DamagedIndex):
         raise
     except (apsw.Error, OSError) as error:
         raise unavailable(error) from error
@@ -387,9 +405,10 @@ class Store:
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self._checkpointer: apsw.Connection | None = None
         try:
             self._db = _connect(path)
-        except (apsw.CorruptError, apsw.NotADBError):
+        except (apsw.CorruptError, apsw.NotADBError, _pages.DamagedIndex):
             self._remove_files()  # the index is disposable: a damaged one is rebuilt from journals
             self._db = _connect(path)
 
@@ -399,7 +418,33 @@ class Store:
                 os.remove(self.path + suffix)
 
     def close(self) -> None:
+        with contextlib.suppress(IndexUnavailable):  # a read-only folder: the WAL stays as it is
+            self.checkpoint()
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         self._db.close()
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the main file through the VFS that writes each page's CRC, empty the
+        WAL when no reader needs it (what readers need stays), and stamp the file as checked (the
+        file this connection has open: one in memory has none)."""
+        if not self._db.filename:
+            return
+        try:
+            if self._checkpointer is None:
+                self._checkpointer = _pages.checkpointer(self._db.filename)
+                _configure(self._checkpointer, _CHECKPOINT_BUSY_MS)
+            self._checkpointer.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the WAL
+            with contextlib.suppress(apsw.BusyError):
+                self._checkpointer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+        except apsw.Error as error:
+            raise unavailable(error) from error
+        _pages.write_stamp(self._db.filename)
+
+    def _checkpoint_if_large(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            if os.path.getsize(self.path + "-wal") > _CHECKPOINT_WAL_BYTES:
+                self.checkpoint()
 
     def _all(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         # read to the end: a statement left open would hold a read snapshot, and a write begun on a
@@ -418,6 +463,7 @@ class Store:
                 yield
         except apsw.Error as error:
             raise unavailable(error) from error
+        self._checkpoint_if_large()
 
     def clear(self) -> None:
         """Drop every row and term: a fresh, empty index."""
@@ -429,6 +475,7 @@ class Store:
         with self.write():
             self._db.execute("INSERT INTO terms(terms) VALUES('optimize')")
         self._all("VACUUM")
+        self.checkpoint()
 
     def _value(self, sql: str, params: Any = ()) -> Any:
         """The one value of a query that answers one row of one column (a count, a pragma)."""
@@ -620,7 +667,7 @@ class Store:
                 f"UPDATE entries SET kind = NULL, chars = NULL WHERE rowid IN ({rowids})", (key,)
             )
             self._db.execute("INSERT INTO terms(terms) VALUES('optimize')")
-        self._all("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.checkpoint()  # the wiped terms leave the WAL too
 
     # -- queries ---------------------------------------------------------------------------------
 

@@ -8,20 +8,30 @@ reference's only SQL. It reads the store's schema pieces and its connection, nev
 
 from __future__ import annotations
 
+import os
+
 import apsw
 
-from ._store import _TERMS, IndexedJournal, Store
+from ._store import _TERMS, IndexedJournal, Store, _recreate
 
 __all__ = [
+    "add_filler_rows",
+    "empty_index_in_memory",
     "fill_up",
+    "filler_rows",
     "fts5_tokens",
+    "index_copy_in_memory",
+    "index_image",
     "indexed_journals",
+    "integrity",
+    "legacy_index",
     "paths_with_skipped_lines",
     "pretend_newer_schema",
     "probe_fts5",
     "refuse_writes",
     "sqlite_versions",
     "table_names",
+    "unchecked_connection",
 ]
 
 
@@ -99,3 +109,66 @@ def fill_up(store: Store) -> None:
 
 def table_names(store: Store) -> list[str]:
     return [name for (name,) in store._all("SELECT name FROM sqlite_master WHERE type='table'")]
+
+
+# -- for the page check's tests and the damage profile's broken implementations ------------------
+
+
+def add_filler_rows(store: Store, start: int, count: int) -> None:
+    """`count` meta rows of 200 bytes each, numbered from `start`, in one transaction."""
+    with store.write():
+        for number in range(start, start + count):
+            store._db.execute("INSERT INTO meta VALUES(?, ?)", (f"row{number:05d}", "x" * 200))
+
+
+def filler_rows(store: Store) -> int:
+    return int(store._value("SELECT count(*) FROM meta WHERE key LIKE 'row%'"))
+
+
+def integrity(store: Store) -> list[str]:
+    """What SQLite's own integrity check says of the index (['ok'] when sound)."""
+    return [str(row) for (row,) in store._all("PRAGMA integrity_check")]
+
+
+def legacy_index(path: str) -> None:
+    """An index as a version before the page check made it: no room for CRCs, one filler row."""
+    db = apsw.Connection(path)
+    db.execute("PRAGMA journal_mode=WAL").fetchall()
+    db.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+    db.execute("INSERT INTO meta VALUES('row00001', 'x')")
+    db.close()
+
+
+def unchecked_connection(path: str) -> apsw.Connection:
+    """A connection that writes pages as SQLite makes them, without CRCs."""
+    return apsw.Connection(path)
+
+
+def empty_index_in_memory() -> apsw.Connection:
+    db = apsw.Connection(":memory:")
+    _recreate(db)
+    return db
+
+
+def index_image(store: Store) -> bytes:
+    """The index as one database image (its WAL's commits included)."""
+    return bytes(store._db.serialize("main"))
+
+
+def index_copy_in_memory(image: bytes) -> apsw.Connection:
+    """An image of `index_image` opened in memory, every journal taken as indexed as it is now (its
+    cursor at its end, its size and mtime as they are)."""
+    copy = bytearray(image)
+    copy[18:20] = b"\x01\x01"  # a rollback-journal database: memory holds no WAL
+    db = apsw.Connection(":memory:")
+    db.deserialize("main", bytes(copy))
+    for (path,) in db.execute("SELECT path FROM files").fetchall():
+        try:
+            info = os.stat(str(path))
+        except OSError:
+            continue
+        db.execute(
+            "UPDATE files SET cursor=?, size=?, mtime_ns=? WHERE path=?",
+            (info.st_size, info.st_size, info.st_mtime_ns, path),
+        )
+    return db

@@ -17,6 +17,7 @@ SQLITE_MODULES = {"apsw", "sqlite3"}
 SQLITE_OWNERS = {
     "reference/pimem/_store.py",
     "reference/pimem/_store_checks.py",  # what no answer of the memory runs: the doctor's checks, test damage
+    "reference/pimem/_pages.py",  # the page check: the VFS that writes each page's CRC (no SQL)
     "tools/pimem_tools/bench/_ceiling.py",
     "tools/pimem_tools/bench/_floor.py",
     "tools/pimem_tools/bench/_reference.py",
