@@ -69,6 +69,27 @@ def _wrap(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, make: Callable
     monkeypatch.setattr(owner, name, make(getattr(owner, name)))
 
 
+def _instead_on(
+    monkeypatch: pytest.MonkeyPatch,
+    owner: Any,
+    name: str,
+    error: type[BaseException],
+    instead: Callable[[], Any],
+) -> None:
+    """Replace `owner.name` by a call of it that answers `instead()` where it raised `error`."""
+
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def called(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return original(*args, **kwargs)
+            except error:
+                return instead()
+
+        return called
+
+    _wrap(monkeypatch, owner, name, make)
+
+
 def _with_settings(**overrides: Any) -> type[ProtocolServer]:
     """A protocol server that opens every instance with these settings, whatever the case says."""
 
@@ -792,16 +813,7 @@ def _context_edit_of_any_shape(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _malformed_settings_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     # A redaction setting that does not parse is dropped without a word: the instance opens without it.
-    def make(original: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
-        def redaction(settings: dict[str, Any]) -> Any:
-            try:
-                return original(settings)
-            except _errors.AdapterError:
-                return _redact.Policy()
-
-        return redaction
-
-    _wrap(monkeypatch, _serve, "_redaction", make)
+    _instead_on(monkeypatch, _serve, "_redaction", _errors.AdapterError, _redact.Policy)
 
 
 def _booleans_as_integers(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1833,17 +1845,7 @@ def _pages_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
 def _damage_not_mended(monkeypatch: pytest.MonkeyPatch) -> None:
     """A damage found is neither rebuilt nor reported: the store answers from an empty index in
     memory (each connection its own, so what a backfill indexes is lost to the tool calls)."""
-
-    def connect(original: Callable[[str], Any]) -> Callable[[str], Any]:
-        def connected(path: str) -> Any:
-            try:
-                return original(path)
-            except _pages.DamagedIndex:
-                return _store_checks.empty_index_in_memory()
-
-        return connected
-
-    _wrap(monkeypatch, _store, "_connect", connect)
+    _instead_on(monkeypatch, _store, "_connect", _pages.DamagedIndex, _store_checks.empty_index_in_memory)
 
 
 def _stale_after_damage(monkeypatch: pytest.MonkeyPatch) -> None:
