@@ -172,23 +172,25 @@ class Index:
     def _begin(self, journal: Journal, verify: bool) -> _Pass | None:
         """Start a journal's pass: None when it is gone or unchanged, else where it goes on from
         (byte 0 after a rewrite)."""
-        try:
-            header = read_header(journal.path, self.max_line_bytes)
-            info = os.stat(journal.path)
-        except OSError:
-            header = None
-        if header is None:
+        seen = self._as_now(journal.path)
+        if seen is None:
             self.forget_path(journal.path)
             return None
-        obj, raw_header = header
-        current = Journal.from_header(journal.path, obj, info)
+        current, raw_header = seen
         header_hash = line_hash(raw_header)
         state = self.store.file_state(journal.path)
-        unchanged = state is not None and (state.size, state.mtime_ns) == (info.st_size, info.st_mtime_ns)
+        unchanged = state is not None and (state.size, state.mtime_ns) == (current.size, current.mtime_ns)
         if unchanged and state and not self._rewritten(current, state, header_hash, verify):
             return None  # nothing new and nothing rewritten: no write at all
         with self.write():
             state = self.store.file_state(journal.path)
+            # another connection may have indexed more of the journal since the look above, so that
+            # a journal that only grew would look shrunk: look again, now that no one else writes
+            seen = self._as_now(journal.path)
+            if seen is None:
+                return None  # gone meanwhile: the next pass forgets it
+            current, raw_header = seen
+            header_hash = line_hash(raw_header)
             if state is not None and self._rewritten(current, state, header_hash, verify):
                 self.store.remove_file(state.id)
                 state = None
@@ -197,6 +199,18 @@ class Index:
             withheld = self.store.withheld(state.id)
         self._note(journal.path, (state.id, state.size, state.mtime_ns))
         return _Pass(state, current, header_hash, withheld)
+
+    def _as_now(self, path: str) -> tuple[Journal, bytes] | None:
+        """The journal at `path` as it is now, with its header line; None when it is gone or has no
+        valid header."""
+        try:
+            header = read_header(path, self.max_line_bytes)
+            info = os.stat(path)
+        except OSError:
+            return None
+        if header is None:
+            return None
+        return Journal.from_header(path, header[0], info), header[1]
 
     def _new_file(self, journal: Journal, header: bytes) -> FileState:
         """A journal's row before any batch: nothing indexed, the header its last line so far."""

@@ -156,10 +156,18 @@ class Memory:
         index = self.index
         call = (scope, session_id, self.config.cwd, self.config.session_file, index)
 
-        def key() -> tuple[Any, ...]:  # looking indexes what grew, so it is read again after
+        def key() -> tuple[Any, ...]:
             return (*call, self.catalog.version, index.generation, checked)
 
-        return self._view.get(key(), lambda: self._look(scope, session_id, checked), rekey=key)
+        before, foreign = key(), index.foreign
+
+        def rekey() -> tuple[Any, ...]:
+            # looking indexes what grew, which moves the key: the view holds that. Another process's
+            # commit seen meanwhile may have come after part of the view was taken: keep the key of
+            # before, so that the next call looks again
+            return key() if index.foreign is foreign else before
+
+        return self._view.get(before, lambda: self._look(scope, session_id, checked), rekey=rekey)
 
     def _look(self, scope: ScopeName, session_id: str | None, checked: datetime) -> View:
         journals = self.journals(self.discover(), scope, session_id)

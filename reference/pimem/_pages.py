@@ -12,12 +12,20 @@ written or checked here) decides whether the file can have changed since: if not
 if so, every page is checked (`damage`). Damage never resets a change time, and a stamp is written
 only once the coarse clock the kernel stamps files with has passed the file's change time, so a
 later write cannot share it.
+
+A checkpoint writes its pages and page 1's count one by one, so a check must not read the file
+while another connection, in any process, writes it: a torn read would be taken for damage, and
+the rebuild would wipe an index that others are using. A lock file beside the index orders them.
+Checking, making and removing the file hold it and wait for it (`holding_main_file`); a
+checkpoint holds it too but, rather than wait, is skipped (`writing_main_file`: its WAL stays for
+the next one).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import struct
@@ -25,6 +33,7 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Iterator
 from typing import BinaryIO
 
 import apsw
@@ -34,8 +43,12 @@ __all__ = [
     "DamagedIndex",
     "checkpointer",
     "damage",
+    "holding_main_file",
+    "identity",
     "reserve_bytes",
+    "unchanged",
     "write_stamp",
+    "writing_main_file",
 ]
 
 RESERVED_BYTES = 4
@@ -51,7 +64,12 @@ _FILE_CLOCK, _FILE_CLOCK_MARGIN_NS = (5, 0) if sys.platform == "linux" else (tim
 
 
 class DamagedIndex(Exception):
-    """The index file is not as this implementation wrote it: rebuild it from the journals."""
+    """The index file is not as this implementation wrote it: rebuild it from the journals.
+    `found`: the identity of the file found damaged (see `identity`)."""
+
+    def __init__(self, reason: str, found: list[int] | None) -> None:
+        super().__init__(reason)
+        self.found = found
 
 
 def _crc(page: memoryview) -> bytes:
@@ -98,12 +116,52 @@ def reserve_bytes(db: apsw.Connection) -> None:
     db.file_control("main", _FCNTL_RESERVE_BYTES, ctypes.addressof(value))
 
 
+@contextlib.contextmanager
+def _locked(path: str, how: int) -> Iterator[bool]:
+    """`how` (flock's) on the lock file beside the index; False when a non-blocking lock is taken.
+    True without a lock file when none can be made (a read-only folder, where no one writes)."""
+    try:
+        handle = os.open(f"{path}.lock", os.O_RDONLY | os.O_CREAT, 0o644)
+    except OSError:
+        yield True
+        return
+    try:
+        try:
+            fcntl.flock(handle, how)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(handle)  # drops the lock
+
+
+def writing_main_file(path: str) -> contextlib.AbstractContextManager[bool]:
+    """Hold the index file alone, to write it (False, at once: a check or another write holds it)."""
+    return _locked(path, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def holding_main_file(path: str) -> contextlib.AbstractContextManager[bool]:
+    """Hold the index file alone, to check, make or remove it; waits for a write under way."""
+    return _locked(path, fcntl.LOCK_EX)
+
+
 def _stamp_path(path: str) -> str:
     return f"{path}.pages"
 
 
 def _stamp_of(info: os.stat_result) -> list[int]:
     return [info.st_size, info.st_ctime_ns, info.st_ino]
+
+
+def identity(path: str) -> list[int] | None:
+    """What tells this file from one made anew at the same path (an inode number is soon reused,
+    its change time is not); None when there is no file."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return [info.st_ino, info.st_ctime_ns]
 
 
 def write_stamp(path: str) -> None:
@@ -130,8 +188,17 @@ def _stamped(path: str, info: os.stat_result) -> bool:
         return False
 
 
+def unchanged(path: str) -> bool:
+    """Whether the index file is as it was last written or checked here (False when there is none)."""
+    try:
+        return _stamped(path, os.stat(path))
+    except FileNotFoundError:
+        return False
+
+
 def damage(path: str) -> str | None:
-    """Why the index file at `path` is not as written here, or None (also when there is none)."""
+    """Why the index file at `path` is not as written here, or None (also when there is none). The
+    caller holds the file (`holding_main_file`)."""
     try:
         info = os.stat(path)
     except FileNotFoundError:

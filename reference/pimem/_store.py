@@ -318,11 +318,10 @@ _PAIRS = "(SELECT value ->> 0, value ->> 1 FROM json_each(?))"
 def _create(path: str) -> None:
     """A new, empty index file in WAL mode, made aside and linked into place, so no process ever
     opens one in another mode: switching modes takes a lock that SQLite does not wait for. Its
-    pages keep room for their CRCs, and it is written through the VFS that fills them in."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    for suffix in ("-wal", "-shm"):  # a WAL without its database would be read into the new one
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(path + suffix)
+    pages keep room for their CRCs, and it is written through the VFS that fills them in. The
+    caller holds the file and found none: a WAL or shared memory left there is not another
+    process's, and a WAL without its database would be read into the new one."""
+    _remove_files(path, ("-wal", "-shm"))
     aside = f"{path}.{os.getpid()}.{threading.get_ident()}.new"
     db = _pages.checkpointer(aside)
     _pages.reserve_bytes(db)
@@ -378,13 +377,25 @@ def _schema(db: apsw.Connection) -> str | None:
     return next((str(value) for (value,) in rows), None)
 
 
+def _remove_files(path: str, suffixes: tuple[str, ...] = ("", "-wal", "-shm")) -> None:
+    for suffix in suffixes:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path + suffix)
+
+
 def _connect(path: str) -> apsw.Connection:
+    """A connection to the index file at `path`, made first when there is none. Raises DamagedIndex
+    when the file is not as written here (the page check, or SQLite's own)."""
+    found = None
     try:
-        if not os.path.exists(path):
-            _create(path)
-        damage = _pages.damage(path)
-        if damage is not None:
-            raise _pages.DamagedIndex(damage)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not _pages.unchanged(path):
+            with _pages.holding_main_file(path):  # no other process checks, makes or writes it meanwhile
+                if not os.path.exists(path):
+                    _create(path)
+                elif (damage := _pages.damage(path)) is not None:
+                    raise _pages.DamagedIndex(damage, _pages.identity(path))
+        found = _pages.identity(path)
         db = apsw.Connection(path)
         _configure(db, _BUSY_MS)
         db.execute("PRAGMA synchronous=NORMAL")
@@ -393,11 +404,19 @@ def _connect(path: str) -> apsw.Connection:
         with _immediate(db):
             if _schema(db) != SCHEMA_VERSION:
                 _recreate(db)
-    except (apsw.CorruptError, apsw.NotADBError, _pages.DamagedIndex):
-        raise
+    except (apsw.CorruptError, apsw.NotADBError) as error:
+        raise _pages.DamagedIndex(str(error), found) from error
     except (apsw.Error, OSError) as error:
         raise unavailable(error) from error
     return db
+
+
+def _remove_damaged(path: str, found: list[int] | None) -> None:
+    """Remove the index file found damaged, with its WAL and shared memory; unless another process,
+    which found the same damage, has made the file anew meanwhile."""
+    with _pages.holding_main_file(path):
+        if found is not None and _pages.identity(path) == found:
+            _remove_files(path)
 
 
 class Store:
@@ -408,14 +427,12 @@ class Store:
         self._checkpointer: apsw.Connection | None = None
         try:
             self._db = _connect(path)
-        except (apsw.CorruptError, apsw.NotADBError, _pages.DamagedIndex):
-            self._remove_files()  # the index is disposable: a damaged one is rebuilt from journals
-            self._db = _connect(path)
-
-    def _remove_files(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(self.path + suffix)
+        except _pages.DamagedIndex as damaged:
+            _remove_damaged(path, damaged.found)  # the index is disposable: rebuilt from the journals
+            try:
+                self._db = _connect(path)
+            except _pages.DamagedIndex as again:
+                raise unavailable(again) from again
 
     def close(self) -> None:
         with contextlib.suppress(IndexUnavailable):  # a read-only folder: the WAL stays as it is
@@ -435,11 +452,14 @@ class Store:
                 self._checkpointer = _pages.checkpointer(self._db.filename)
                 _configure(self._checkpointer, _CHECKPOINT_BUSY_MS)
             self._checkpointer.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the WAL
-            with contextlib.suppress(apsw.BusyError):
-                self._checkpointer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+            with _pages.writing_main_file(self._db.filename) as writing:
+                if not writing:
+                    return  # another process checks the file: the WAL waits for the next checkpoint
+                with contextlib.suppress(apsw.BusyError):
+                    self._checkpointer.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+                _pages.write_stamp(self._db.filename)
         except apsw.Error as error:
             raise unavailable(error) from error
-        _pages.write_stamp(self._db.filename)
 
     def _checkpoint_if_large(self) -> None:
         with contextlib.suppress(FileNotFoundError):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import struct
+import threading
 import zlib
 from pathlib import Path
 from typing import BinaryIO
 
 import pytest
-from pimem import _pages
+from pimem import _pages, _store
 from pimem._store import Store
 from pimem._store_checks import add_filler_rows, filler_rows, integrity, legacy_index
 
@@ -100,3 +101,75 @@ def test_a_damaged_wal_gives_an_earlier_consistent_state(tmp_path: Path) -> None
     assert integrity(reopened) == ["ok"]
     reopened.close()
     assert _pages.damage(str(index)) is None
+
+
+def test_an_open_waits_while_another_connection_writes_the_main_file(tmp_path: Path) -> None:
+    """A checkpoint writes pages and page 1's count one by one: a check that read the file half way
+    would call it damaged, and the rebuild would wipe an index other processes are using."""
+    index = tmp_path / "index.sqlite"
+    _filled(index).close()
+    whole = index.read_bytes()
+    opened: list[Store] = []
+    with _pages.writing_main_file(str(index)) as writing:
+        assert writing, "nothing else holds the file"
+        index.write_bytes(whole[: len(whole) // 2])  # page 1 already counts pages not written yet
+        opener = threading.Thread(target=lambda: opened.append(Store(str(index))))
+        opener.start()
+        opener.join(0.3)
+        assert opener.is_alive() and opened == [], "opened a file while it was written"
+        index.write_bytes(whole)
+    opener.join()
+    assert filler_rows(opened[0]) == ROWS, "the index was taken as damaged and made anew"
+    opened[0].close()
+
+
+def test_a_checkpoint_leaves_the_main_file_alone_while_it_is_held(tmp_path: Path) -> None:
+    index = tmp_path / "index.sqlite"
+    store = _filled(index)
+    before = index.read_bytes()
+    with _pages.holding_main_file(str(index)):  # as another process's check on open holds it
+        store.checkpoint()
+        assert index.read_bytes() == before, "a checkpoint wrote the main file while it was held"
+    store.checkpoint()
+    assert index.read_bytes() != before, "once free, the checkpoint writes the main file"
+    assert filler_rows(store) == ROWS
+    store.close()
+    assert _pages.damage(str(index)) is None
+
+
+def test_an_open_decides_there_is_no_index_while_it_holds_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Processes that start together all find no index. Were that decided before holding the file,
+    a late one would make its own after the first had made one and written to its WAL, and remove
+    that WAL as left over."""
+    index = tmp_path / "index.sqlite"
+    held: list[bool] = []
+    exists = os.path.exists
+
+    def looked(path: str) -> bool:
+        if path == str(index):
+            with _pages.writing_main_file(path) as free:
+                held.append(not free)
+        return exists(path)
+
+    monkeypatch.setattr(os.path, "exists", looked)
+    Store(str(index)).close()
+    assert held and all(held), "the open looked for the file without holding it"
+
+
+def test_an_index_made_anew_by_one_process_is_not_removed_by_another_that_found_the_same_damage(
+    tmp_path: Path,
+) -> None:
+    index = tmp_path / "index.sqlite"
+    _filled(index).close()
+    os.truncate(index, os.path.getsize(index) - 4096)
+    with pytest.raises(_pages.DamagedIndex) as damaged:  # what the second process found
+        _store._connect(str(index))
+    first = _filled(index)  # the first process made it anew and wrote to it
+    second = Store(str(index))
+    assert filler_rows(second) == ROWS and filler_rows(first) == ROWS
+    _store._remove_damaged(str(index), damaged.value.found)  # the second, late
+    assert filler_rows(first) == ROWS and os.path.exists(f"{index}-wal")
+    second.close()
+    first.close()
