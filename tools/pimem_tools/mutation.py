@@ -863,13 +863,25 @@ def run(
     return content
 
 
+def _mutant_named(name: str) -> Mutant:
+    """The mutant a run calls `name` (module:index); ValueError saying what is wrong otherwise."""
+    module, _, index = name.partition(":")
+    if module not in CORE_MODULES:
+        raise ValueError(
+            f"{name!r}: no core module {module!r}; one of {', '.join(CORE_MODULES)}, as in _query:12"
+        )
+    found = mutants(module)
+    if not index.isdigit() or int(index) >= len(found):
+        raise ValueError(f"{name!r}: {module} has mutants 0 to {len(found) - 1}; name one as {module}:12")
+    return found[int(index)]
+
+
 def _show(name: str) -> dict[str, Any]:
     """A mutant by its run name: where it is, what it changes, and the entry that would call it
     equivalent (reason to be written)."""
-    module, _, index = name.partition(":")
-    mutant = mutants(module)[int(index)]
+    mutant = _mutant_named(name)
     statement = statement_of(mutant)
-    before = ast.unparse(ast.parse(_source(module))).splitlines()
+    before = ast.unparse(ast.parse(_source(mutant.module))).splitlines()
     after = apply(mutant).splitlines()
     changed = [f"- {old}\n+ {new}" for old, new in zip(before, after, strict=False) if old != new][:1]
     return {
@@ -924,15 +936,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "worker":
         return _worker(options.module, sys.stdin.read(), options.cases)
     if options.command == "show":
-        for name in options.mutant:
-            print(json.dumps(_show(name), indent=2, ensure_ascii=False))
+        try:
+            shown = [_show(name) for name in options.mutant]
+        except ValueError as error:
+            parser.error(str(error))
+        for one in shown:
+            print(json.dumps(one, indent=2, ensure_ascii=False))
         return 0
     if options.command == "try":
         unknown = set(options.cases) - {case.id for case in _cases()}
         if unknown:
             parser.error(f"no scored case has the id {', '.join(sorted(unknown))}")
-        module, _, index = options.mutant.partition(":")
-        verdict = run_mutant(module, apply(mutants(module)[int(index)]), timeout=1800, cases=options.cases)
+        try:
+            mutant = _mutant_named(options.mutant)
+        except ValueError as error:
+            parser.error(str(error))
+        verdict = run_mutant(mutant.module, apply(mutant), timeout=1800, cases=options.cases)
         print(json.dumps({"mutant": options.mutant, **verdict}))
         return 0 if verdict["killed"] else 1
     if options.command == "check":

@@ -35,6 +35,7 @@ from pimem_tools.mutation import (
     forked_verdicts,
     kills_kept_from,
     load_equivalents,
+    main,
     mutants,
     planted_source,
     statement_of,
@@ -278,3 +279,21 @@ def test_a_rerun_keeps_the_kills_of_a_full_run_of_the_same_tree_and_runs_the_res
         kills_kept_from(earlier, "t0")  # another reference tree: its mutants are other code
     with pytest.raises(SystemExit, match="full run"):
         kills_kept_from({**earlier, "sample": {"per_module": 30}}, "t1")
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("_scope:99999", "_scope has mutants 0 to"),
+        ("_scope:x", "_scope has mutants 0 to"),
+        ("_tool:1", "no core module '_tool'"),
+    ],
+)
+def test_show_and_try_refuse_a_mutant_that_is_not_there(
+    name: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for command in ("show", "try"):
+        with pytest.raises(SystemExit) as ended:
+            main([command, name])
+        assert ended.value.code == 2
+        assert said in capsys.readouterr().err
