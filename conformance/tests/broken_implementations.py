@@ -1095,14 +1095,16 @@ def _state_dir_must_exist(monkeypatch: pytest.MonkeyPatch) -> None:
     """The index is made only in a state dir that exists already: no folder is created."""
 
     def make(original: Any) -> Any:
-        def create(path: str) -> None:
+        def connect(path: str) -> Any:
             if not os.path.isdir(os.path.dirname(path)):
-                raise FileNotFoundError(2, "No such file or directory", os.path.dirname(path))
-            original(path)
+                raise _store.unavailable(
+                    FileNotFoundError(2, "No such file or directory", os.path.dirname(path))
+                )
+            return original(path)
 
-        return create
+        return connect
 
-    _wrap(monkeypatch, _store, "_create", make)
+    _wrap(monkeypatch, _store, "_connect", make)
 
 
 class _Unwiped:
