@@ -185,8 +185,10 @@ _QUANTIFIER = re.compile(r"(?:[*+?]|\{\d+(?:,\d*)?\})\??")
 
 
 def _not_portable(pattern: str) -> str | None:
-    """Where `pattern` leaves the portable dialect, or None."""
-    position, previous = 0, ""
+    """Where `pattern` (one `re` compiles, so its groups are balanced) leaves the portable dialect,
+    or None. A group's kind is kept until its `)`: a lookahead is not repeated."""
+    position, previous, lookahead = 0, "", False
+    opened: list[bool] = []  # for each group open here: whether it is a lookahead
     while position < len(pattern):
         piece = _PORTABLE_PIECE.match(pattern, position)
         if piece is None:
@@ -199,22 +201,13 @@ def _not_portable(pattern: str) -> str | None:
             or _QUANTIFIER.fullmatch(previous)
         ):
             return f"at {text!r}: nothing to repeat, or a repeated lookahead or quantifier"
-        if previous == ")" and text[:1] in "*+?{" and _closes_lookahead(pattern, position - 1):
+        if lookahead and _QUANTIFIER.fullmatch(text):
             return f"at {text!r}: a lookahead is not repeated"
+        if text.startswith("("):
+            opened.append(text in ("(?=", "(?!"))
+        lookahead = text == ")" and opened.pop()
         previous, position = text, piece.end()
     return None
-
-
-def _closes_lookahead(pattern: str, close: int) -> bool:
-    depth = 0
-    for index in range(close, -1, -1):
-        if pattern[index] == ")" and (index == 0 or pattern[index - 1] != "\\"):
-            depth += 1
-        elif pattern[index] == "(" and (index == 0 or pattern[index - 1] != "\\"):
-            depth -= 1
-            if depth == 0:
-                return pattern.startswith(("(?=", "(?!"), index)
-    return False
 
 
 def _check_user(pattern: str, setting: str) -> None:
