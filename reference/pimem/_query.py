@@ -552,8 +552,9 @@ class _Page:
             return self.shown
         return [*(hit for hit in self.shown if hit is not again), again]
 
-    def take(self, hits: Sequence[Candidate], match: ResultMatch) -> bool:
-        """Take these candidates in order until the page is full; whether some were left."""
+    def take(self, hits: Sequence[Candidate], match: ResultMatch) -> None:
+        """Take these candidates in order until the page is full (so a candidate is left only when
+        the page is full, which says that more exist)."""
         at = 0
         while at < len(hits) and not self.full():
             batch = hits[at : at + self.limit + 1 - len(self.shown)]
@@ -570,7 +571,6 @@ class _Page:
                         continue
                     self.restating = hit
                 self.shown.append(hit)
-        return at < len(hits)
 
     def _restates(self, text: str) -> bool:
         """Whether every term of the text, as redacted, is a term of the query or a stop word (a
@@ -628,12 +628,13 @@ def _search_once(
         return "none", [], False, False
     page = _Page(view, query, limit)
     hits, more = _all_terms(view, terms, query_sequence(query), filters)
-    more = page.take(hits, "all") or more
+    page.take(hits, "all")
     if not page.full() and (len(terms) > 1 or _fallback_match(terms[0]) != terms[0].match):
         # the any-term ranking fills the page (JM-SEARCH-350); one term's, with the words of its stem
         held = {hit.rowid for hit in hits}
         others, more_others = _any_term(view, terms, filters, limit)
-        more = page.take(others.without(held), "any") or more or more_others
+        page.take(others.without(held), "any")
+        more = more or more_others
     ordered = page.ordered()
     if not ordered:
         return "none", [], False, page.stale
