@@ -533,7 +533,6 @@ class _Page:
     def __init__(self, view: View, query: str, limit: int) -> None:
         self.view, self.limit = view, limit
         self.allowed = {term.casefold() for term in split_terms(query)} | STOP_WORDS
-        self.markers = any(atom in _marker_atoms(marker_names()) for atom in query_sequence(query))
         self.shown: list[_Hit] = []
         self.restating: _Hit | None = None
         self.judged = 0
@@ -574,7 +573,8 @@ class _Page:
 
     def _restates(self, text: str) -> bool:
         """Whether every term of the text, as redacted, is a term of the query or a stop word (a
-        redaction marker's words count only when the query holds one of them)."""
+        redaction marker's words count only when the query holds one of them). Only a text whose
+        own terms all are is redacted: a secret the query also holds says more once masked."""
         if self.judged >= CHECK_CAP:
             return False
         self.judged += 1
@@ -585,9 +585,7 @@ class _Page:
             return False
         if not all(term.casefold() in allowed for term in iter_terms(text)):
             return False
-        return not self.markers or all(
-            term.casefold() in allowed for term in iter_terms(_redact_cached(self.view, text))
-        )
+        return all(term.casefold() in allowed for term in iter_terms(_redact_cached(self.view, text)))
 
 
 def _own_answer(entry: Extracted) -> bool:
