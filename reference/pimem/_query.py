@@ -533,7 +533,6 @@ class _Page:
     def __init__(self, view: View, query: str, limit: int) -> None:
         self.view, self.limit = view, limit
         self.allowed = {term.casefold() for term in split_terms(query)} | STOP_WORDS
-        self.markers = any(atom in _marker_atoms(marker_names()) for atom in query_sequence(query))
         self.shown: list[_Hit] = []
         self.restating: _Hit | None = None
         self.judged = 0
@@ -552,8 +551,9 @@ class _Page:
             return self.shown
         return [*(hit for hit in self.shown if hit is not again), again]
 
-    def take(self, hits: Sequence[Candidate], match: ResultMatch) -> bool:
-        """Take these candidates in order until the page is full; whether some were left."""
+    def take(self, hits: Sequence[Candidate], match: ResultMatch) -> None:
+        """Take these candidates in order until the page is full (so a candidate is left only when
+        the page is full, which says that more exist)."""
         at = 0
         while at < len(hits) and not self.full():
             batch = hits[at : at + self.limit + 1 - len(self.shown)]
@@ -570,11 +570,11 @@ class _Page:
                         continue
                     self.restating = hit
                 self.shown.append(hit)
-        return at < len(hits)
 
     def _restates(self, text: str) -> bool:
         """Whether every term of the text, as redacted, is a term of the query or a stop word (a
-        redaction marker's words count only when the query holds one of them)."""
+        redaction marker's words count only when the query holds one of them). Only a text whose
+        own terms all are is redacted: a secret the query also holds says more once masked."""
         if self.judged >= CHECK_CAP:
             return False
         self.judged += 1
@@ -585,9 +585,7 @@ class _Page:
             return False
         if not all(term.casefold() in allowed for term in iter_terms(text)):
             return False
-        return not self.markers or all(
-            term.casefold() in allowed for term in iter_terms(_redact_cached(self.view, text))
-        )
+        return all(term.casefold() in allowed for term in iter_terms(_redact_cached(self.view, text)))
 
 
 def _own_answer(entry: Extracted) -> bool:
@@ -628,12 +626,13 @@ def _search_once(
         return "none", [], False, False
     page = _Page(view, query, limit)
     hits, more = _all_terms(view, terms, query_sequence(query), filters)
-    more = page.take(hits, "all") or more
+    page.take(hits, "all")
     if not page.full() and (len(terms) > 1 or _fallback_match(terms[0]) != terms[0].match):
         # the any-term ranking fills the page (JM-SEARCH-350); one term's, with the words of its stem
         held = {hit.rowid for hit in hits}
         others, more_others = _any_term(view, terms, filters, limit)
-        more = page.take(others.without(held), "any") or more or more_others
+        page.take(others.without(held), "any")
+        more = more or more_others
     ordered = page.ordered()
     if not ordered:
         return "none", [], False, page.stale
