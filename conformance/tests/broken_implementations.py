@@ -1850,6 +1850,12 @@ def _damage_not_mended(monkeypatch: pytest.MonkeyPatch) -> None:
     _instead_on(monkeypatch, _store, "_connect", _pages.DamagedIndex, _store_checks.empty_index_in_memory)
 
 
+def _damage_left_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A damage found is reported and never mended: the damaged files stay, so every open finds
+    them again and every answer is index_unavailable, though the state dir can be written."""
+    monkeypatch.setattr(_store, "_remove_damaged", lambda path, found: None)
+
+
 def _stale_after_damage(monkeypatch: pytest.MonkeyPatch) -> None:
     """A damage found restores the copy of the index the adapter took when the state dir was first
     closed, and takes every journal as indexed as it is now (its cursor at its end): answers stay
@@ -2987,5 +2993,12 @@ BROKEN: tuple[Broken, ...] = (
         ("damage",),
         _ids("JM-INDEX-320", "JM-INDEX-321"),
         _stale_after_damage,
+    ),
+    Broken(
+        "damage-left-unavailable",
+        "a damaged index found on open is reported as index_unavailable and never rebuilt",
+        ("damage",),
+        _ids("JM-INDEX-322"),
+        _damage_left_unavailable,
     ),
 )
