@@ -28,7 +28,6 @@ __all__ = [
     "Discovery",
     "Journal",
     "LineChunk",
-    "last_entry_id",
     "parse_line",
     "read_chunk",
     "read_header",
@@ -356,18 +355,3 @@ def read_line_at(path: str, offset: int, length: int) -> bytes | None:
     if data[length:] != b"\n":  # the file ends sooner, or the line no longer ends there
         return None
     return data[:length]
-
-
-def last_entry_id(path: str) -> str | None:
-    """The id of a journal's last line that carries one, after its header: where Pi stands when it
-    resumes the session (None when the file cannot be read or holds no such line)."""
-    try:
-        with open(path, "rb") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return None
-    for raw in reversed(lines[1:]):
-        obj = parse_line(raw) if raw.strip() else None
-        if isinstance(obj, dict) and isinstance(obj.get("id"), str):
-            return str(obj["id"])
-    return None
