@@ -24,7 +24,7 @@ from ._console import Style, render_answer, render_status
 from ._doctor import doctor, journal_folders, skipped_lines
 from ._errors import IndexUnavailable, ToolError, Wording, protocol_answer
 from ._extract import KINDS
-from ._journals import last_entry_id
+from ._journals import parse_line
 from ._maintenance import (
     describe,
     forget,
@@ -364,6 +364,21 @@ def _tool_arguments(options: argparse.Namespace) -> dict[str, Any]:
     if command == "around":
         arguments.update(before=options.before, after=options.after)
     return {key: value for key, value in arguments.items() if value is not None}
+
+
+def last_entry_id(path: str) -> str | None:
+    """The id of a journal's last line that carries one, after its header: where Pi stands when it
+    resumes the session (None when the file cannot be read or holds no such line)."""
+    try:
+        with open(path, "rb") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    for raw in reversed(lines[1:]):
+        obj = parse_line(raw) if raw.strip() else None
+        if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+            return str(obj["id"])
+    return None
 
 
 def _leaf(options: argparse.Namespace, memory: Memory) -> str | None:

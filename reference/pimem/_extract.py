@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import decimal
+import functools
 import itertools
 import json
 import re
@@ -215,7 +216,7 @@ def _js_float(found: re.Match[str]) -> str:
     notation from 1e-6 up to 1e21 and as `d.ddde±x` outside; `found` unchanged when it is a string."""
     if found.group(1) is None:
         return found.group(0)
-    number = float(found.group(1))
+    number = float(found.group())  # the whole match: the number
     if number == 0:
         return "0"
     digits_tuple, exponent = decimal.Decimal(repr(abs(number))).as_tuple()[1:]
@@ -224,7 +225,7 @@ def _js_float(found: re.Match[str]) -> str:
     sign = "-" if number < 0 else ""
     if not -6 < point <= 21:  # from 1e21 up, or below 1e-6
         fraction = f".{digits[1:]}" if len(digits) > 1 else ""
-        return f"{sign}{digits[0]}{fraction}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+        return f"{sign}{digits[0]}{fraction}e{point - 1:+d}"
     if point >= len(digits):
         return sign + digits + "0" * (point - len(digits))
     if point > 0:
@@ -233,13 +234,17 @@ def _js_float(found: re.Match[str]) -> str:
 
 
 _CALL_LINE = "[tool call] "
-_JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
-_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
+_JSON_ESCAPE = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
 
 
 def _unescaped(found: re.Match[str]) -> str:
-    code = found.group(1)
-    return _ESCAPED[code] if len(code) == 1 else chr(int(code[1:], 16))
+    return _escaped(found.group())
+
+
+@functools.lru_cache(maxsize=1024)
+def _escaped(escape: str) -> str:
+    """The character a JSON escape stands for, as JSON reads it."""
+    return str(json.loads(f'"{escape}"'))
 
 
 def read_call_escapes(text: str) -> str:
@@ -247,7 +252,7 @@ def read_call_escapes(text: str) -> str:
     (JM-SEARCH-043), for its search terms: a word that starts a line of a written file is that
     word, not `n` and the word. A tool call's arguments are compact JSON on one line, where every
     backslash starts an escape."""
-    if "\\" not in text or _CALL_LINE not in text:
+    if _CALL_LINE not in text:
         return text
     return "\n".join(
         _JSON_ESCAPE.sub(_unescaped, line) if line.startswith(_CALL_LINE) else line
@@ -258,7 +263,9 @@ def read_call_escapes(text: str) -> str:
 MEMORY_TOOL = "memory_context"  # the memory's own tool: its calls and results are no history to search
 
 
-def _blocks(content: Any, images: bool, calls: bool = False, own_calls: bool = True) -> list[str]:
+def _blocks(content: Any, images: bool, calls: Container[str] | None = None) -> list[str]:
+    """The parts of a content: text blocks, `[image]` for images when `images`; tool calls when
+    `calls` is not None, but for those of the tools it names."""
     if isinstance(content, str):
         return [content]
     if not isinstance(content, list):
@@ -272,7 +279,7 @@ def _blocks(content: Any, images: bool, calls: bool = False, own_calls: bool = T
             parts.append(block["text"])
         elif kind == "image" and images:
             parts.append("[image]")
-        elif kind == "toolCall" and calls and (own_calls or block.get("name") != MEMORY_TOOL):
+        elif kind == "toolCall" and calls is not None and block.get("name") not in calls:
             args = block.get("arguments", {})
             parts.append(f"{_CALL_LINE}{block.get('name')} {_compact_json(args)}")
     return parts
@@ -281,7 +288,9 @@ def _blocks(content: Any, images: bool, calls: bool = False, own_calls: bool = T
 def _assistant_text(message: dict[str, Any], own_calls: bool) -> str:
     content = message.get("content")
     parts = (
-        _blocks(content, images=True, calls=True, own_calls=own_calls) if isinstance(content, list) else []
+        _blocks(content, images=True, calls=() if own_calls else (MEMORY_TOOL,))
+        if isinstance(content, list)
+        else []
     )
     error = message.get("errorMessage")
     if isinstance(error, str) and error:
@@ -289,7 +298,9 @@ def _assistant_text(message: dict[str, Any], own_calls: bool) -> str:
     return "\n".join(parts)
 
 
-def _message_text(message: dict[str, Any], kind: Kind, withheld: bool) -> str:
+def _message_text(message: dict[str, Any], kind: Kind, withheld: bool) -> str | None:
+    """The text of a message; None when it is no entry whatever its text (a bash line without a
+    command)."""
     if kind == "user":
         return "\n".join(_blocks(message.get("content"), images=True))
     if kind == "assistant":
@@ -301,7 +312,7 @@ def _message_text(message: dict[str, Any], kind: Kind, withheld: bool) -> str:
     if kind == "bash":
         command = message.get("command")
         if not isinstance(command, str):
-            return ""
+            return None
         if _sensitive_command(command):
             return WITHHELD
         output = message.get("output")
@@ -311,7 +322,7 @@ def _message_text(message: dict[str, Any], kind: Kind, withheld: bool) -> str:
 
 def _entry_text(
     obj: dict[str, Any], withheld_calls: Container[str]
-) -> tuple[Kind | None, str, str | None, str | None]:
+) -> tuple[Kind | None, str | None, str | None, str | None]:
     """(kind, text, role, tool name) of a line; kind None when the line is not an entry type."""
     kind = obj.get("type")
     if kind == "message":

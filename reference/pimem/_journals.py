@@ -28,7 +28,6 @@ __all__ = [
     "Discovery",
     "Journal",
     "LineChunk",
-    "last_entry_id",
     "parse_line",
     "read_chunk",
     "read_header",
@@ -242,7 +241,7 @@ class Catalog:
         else:
             self._found = None
 
-    def refresh(self, full: bool = False) -> Discovery:
+    def refresh(self, full: bool) -> Discovery:
         with self._lock:
             stamps = self._folders()
             if stamps != self._stamps:
@@ -253,12 +252,16 @@ class Catalog:
             for path in self._paths if full else sorted(self._unsettled):
                 # a full look reads every header: one rewritten in place may keep size and mtime
                 self._update(path, _look(path, None if full else self._looks.get(path), self.max_line_bytes))
-            if self._found is None:
-                looks = [self._looks[path] for path in self._paths]
-                journals = [look.journal for look in looks if look.journal is not None]
-                self._found = Discovery(journals, self._outside + sum(look.skipped for look in looks))
-                self._positions = {journal.path: number for number, journal in enumerate(journals)}
-            return Discovery(list(self._found.journals), self._found.skipped_files)
+            return self._discovery()
+
+    def _discovery(self) -> Discovery:
+        """What the looks found, as a copy the caller may change."""
+        if self._found is None:
+            looks = [self._looks[path] for path in self._paths]
+            journals = [look.journal for look in looks if look.journal is not None]
+            self._found = Discovery(journals, self._outside + sum(look.skipped for look in looks))
+            self._positions = {journal.path: number for number, journal in enumerate(journals)}
+        return Discovery(list(self._found.journals), self._found.skipped_files)
 
     def recent(self, count: int) -> list[str]:
         """The `count` journals written last, as far as the catalog knows."""
@@ -272,18 +275,18 @@ class Catalog:
 
             return self._recent.get(self.version, newest)
 
-    def know(self, journal: Journal) -> bool | None:
-        """Take a journal whose header was just read (the current one): whether that changed what the
-        catalog knew, or None when it is no candidate (a current journal outside the roots)."""
+    def know(self, journal: Journal) -> Discovery | None:
+        """Take a journal whose header was just read (the current one, which may have grown or had
+        its header changed in place): the discovery with it, or None when it is no candidate (a
+        current journal outside the roots)."""
         with self._lock:
             before = self._looks.get(journal.path)
             if before is None:
                 return None
-            if before.journal == journal:
-                return False
-            inode = before.key[0] if before.key else 0  # if it changed, the next look reads it again
-            self._update(journal.path, _Look((inode, journal.size, journal.mtime_ns), journal))
-            return True
+            if before.journal != journal:
+                inode = before.key[0] if before.key else 0  # if it changed, the next look reads it again
+                self._update(journal.path, _Look((inode, journal.size, journal.mtime_ns), journal))
+            return self._discovery()
 
     def restat(self, paths: Iterable[str]) -> None:
         """Look at these journals again."""
@@ -352,18 +355,3 @@ def read_line_at(path: str, offset: int, length: int) -> bytes | None:
     if data[length:] != b"\n":  # the file ends sooner, or the line no longer ends there
         return None
     return data[:length]
-
-
-def last_entry_id(path: str) -> str | None:
-    """The id of a journal's last line that carries one, after its header: where Pi stands when it
-    resumes the session (None when the file cannot be read or holds no such line)."""
-    try:
-        with open(path, "rb") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return None
-    for raw in reversed(lines[1:]):
-        obj = parse_line(raw) if raw.strip() else None
-        if isinstance(obj, dict) and isinstance(obj.get("id"), str):
-            return str(obj["id"])
-    return None

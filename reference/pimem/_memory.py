@@ -113,12 +113,9 @@ class Memory:
         if full:
             self.checked_at = started
         current = self.current_journal()
-        known = None if current is None else self.catalog.know(current)
-        if known is None and current is not None:
-            found.journals.append(current)
-        elif known:
-            found = self.catalog.refresh()  # it grew, or its header changed in place
-        return found
+        if current is None:
+            return found
+        return self.catalog.know(current) or Discovery([*found.journals, current], found.skipped_files)
 
     def sync(self, journal: Journal, index: Index | None = None, verify: bool = False) -> int:
         return (index or self.index).sync(journal, verify=verify, forgotten=self.forget.now)

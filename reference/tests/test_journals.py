@@ -13,7 +13,7 @@ HELLO = entry_line("u1", None, "hello")
 
 
 def discover(agent_dir: str, session_dirs: list[str]) -> Discovery:
-    return Catalog(agent_dir, session_dirs, DEFAULT_MAX_LINE_BYTES).refresh()
+    return Catalog(agent_dir, session_dirs, DEFAULT_MAX_LINE_BYTES).refresh(full=False)
 
 
 def test_discovery_default_layout_and_flat_dirs(workspace: JournalWriter) -> None:
@@ -82,37 +82,37 @@ def test_nesting_deeper_than_the_parsers_go_is_not_json() -> None:
 def test_catalog_lists_again_only_when_a_folder_changes(workspace: JournalWriter) -> None:
     first = workspace.write(workspace.path_for(CWD, "a"), [header_line("s-a", CWD), HELLO])
     catalog = Catalog(str(workspace.agent_dir), [], DEFAULT_MAX_LINE_BYTES)
-    assert [j.session_id for j in catalog.refresh().journals] == ["s-a"]
+    assert [j.session_id for j in catalog.refresh(full=False).journals] == ["s-a"]
     generation = catalog.generation
     workspace.write(workspace.path_for(CWD, "b"), [header_line("s-b", "/home/u/b")])
-    assert [j.session_id for j in catalog.refresh().journals] == ["s-a", "s-b"]
+    assert [j.session_id for j in catalog.refresh(full=False).journals] == ["s-a", "s-b"]
     assert catalog.generation is not generation
     first.unlink()
-    assert [j.session_id for j in catalog.refresh().journals] == ["s-b"]
+    assert [j.session_id for j in catalog.refresh(full=False).journals] == ["s-b"]
 
 
 def test_catalog_sees_a_header_rewritten_in_place_on_a_full_look(workspace: JournalWriter) -> None:
     path = workspace.write(workspace.path_for(CWD, "a"), [header_line("s-1", CWD), HELLO])
     catalog = Catalog(str(workspace.agent_dir), [], DEFAULT_MAX_LINE_BYTES)
-    assert [j.session_id for j in catalog.refresh().journals] == ["s-1"]
+    assert [j.session_id for j in catalog.refresh(full=False).journals] == ["s-1"]
     before = os.stat(path)
     path.write_bytes(path.read_bytes().replace(b'"s-1"', b'"s-9"'))  # same size
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same mtime
-    assert [j.session_id for j in catalog.refresh().journals] == ["s-1"]  # the quick look trusts it
+    assert [j.session_id for j in catalog.refresh(full=False).journals] == ["s-1"]  # the quick look trusts it
     assert [j.session_id for j in catalog.refresh(full=True).journals] == ["s-9"]
 
 
 def test_catalog_restat_follows_growth_and_removal(workspace: JournalWriter) -> None:
     path = workspace.write(workspace.path_for(CWD, "a"), [header_line("s-1", CWD)])
     catalog = Catalog(str(workspace.agent_dir), [], DEFAULT_MAX_LINE_BYTES)
-    (journal,) = catalog.refresh().journals
+    (journal,) = catalog.refresh(full=False).journals
     with path.open("a") as handle:
         handle.write('{"type":"label","id":"l1","label":"x"}\n')
-    assert catalog.refresh().journals == [journal]  # a quick refresh does not stat it
+    assert catalog.refresh(full=False).journals == [journal]  # a quick refresh does not stat it
     assert catalog.recent(1) == [journal.path]
     catalog.restat([journal.path])
-    (grown,) = catalog.refresh().journals
+    (grown,) = catalog.refresh(full=False).journals
     assert (grown.path, grown.size > journal.size) == (journal.path, True)
     path.unlink()
     catalog.restat([journal.path])
-    assert catalog.refresh().journals == []
+    assert catalog.refresh(full=False).journals == []
