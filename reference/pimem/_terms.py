@@ -225,13 +225,15 @@ _ASCII_TERM = re.compile(r"[A-Za-z0-9]+")
 
 def iter_terms(text: str) -> Iterator[str]:
     """The terms of a text as a query's are split (repeats included), one by one: a caller that
-    stops early reads no further."""
+    stops early reads no further. A run's script is its first character's: the marks that follow a
+    letter stay with it, whatever their own code points, so a letter after them of the other kind
+    starts the next term (JM-SEARCH-230)."""
     if text.isascii():
         yield from (found.group() for found in _ASCII_TERM.finditer(text))
         return
     run: list[str] = []
     for char in _HARAKAT.sub("", nfc(text)) + " ":
-        if _token_char(char) and not (run and _no_space(run[-1]) != _no_space(char) and not _mark(char)):
+        if _token_char(char) and not (run and _no_space(run[0]) != _no_space(char) and not _mark(char)):
             run.append(char)
             continue
         if run:
@@ -323,7 +325,7 @@ def split_terms_keep(text: str) -> list[str]:
     words: list[str] = []
     run: list[str] = []
     for char in _HARAKAT.sub("", text) + " ":
-        if _token_char(char) and not (run and _no_space(run[-1]) != _no_space(char) and not _mark(char)):
+        if _token_char(char) and not (run and _no_space(run[0]) != _no_space(char) and not _mark(char)):
             run.append(char)
             continue
         if run:
