@@ -439,10 +439,11 @@ _VOWELS = frozenset("aeiou")
 
 
 def _forms(word: str) -> set[str]:
-    """The word with each ending, spelled as English does: `es` after a hissing sound, a final `e`
-    dropped and a short final consonant doubled before an ending that starts with a vowel."""
+    """The word (of four letters or more: stem_forms sees to it) with each ending, spelled as English
+    does: `es` after a hissing sound, a final `e` dropped and a short final consonant doubled before
+    an ending that starts with a vowel."""
     forms = set()
-    short = len(word) >= 3 and word[-1] not in _VOWELS | {"w", "x", "y"} and word[-2] in _VOWELS
+    short = word[-1] not in _VOWELS | {"w", "x", "y"} and word[-2] in _VOWELS
     short = short and word[-3] not in _VOWELS
     for ending in _ENDINGS:
         if ending[0] not in _VOWELS:
