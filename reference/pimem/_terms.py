@@ -307,14 +307,16 @@ def query_terms(query: str) -> list[Term]:
 def atoms(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """A line as query terms see it: per word, its lower-cased whole and its atoms (an identifier's
     parts, a run without spaces' characters, else the word itself), so contiguity never crosses a
-    word."""
+    word. A hex run and an identifier of more than 8 parts are one atom, as the index holds them
+    (JM-SEARCH-231): a term's parts never match inside them."""
     words: list[tuple[str, tuple[str, ...]]] = []
     for term in split_terms_keep(text):
         lowered = term.lower()
         if _no_space(term[0]):
             words.append((lowered, tuple(unit.lower() for unit in _units(term))))
         elif term.isascii():  # a word of one part is that part
-            words.append((lowered, tuple(part.lower() for part in _parts(term))))
+            parts = _INDEXED_PARTS[term.encode()]
+            words.append((lowered, tuple(part.lower() for part in parts) if parts else (lowered,)))
         else:
             words.append((lowered, (lowered,)))
     return words
