@@ -422,16 +422,18 @@ def holds_sequence(text: str, wanted: list[str]) -> bool:
 
 
 _STEMMER = Stemmer.Stemmer("porter")
+_HEX_LETTERS = re.compile("[a-f]+")  # a stem of these letters may start a hex run (JM-SEARCH-231)
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def stem_prefix(word: str) -> str | None:
-    """The Porter stem of a word, when it is long enough to search as a prefix and differs from it."""
+    """The Porter stem of a word, when it is long enough to search as a prefix and differs from it,
+    and no hex run can start with it (`faded`'s `fade` would find `fadedbeef`)."""
     lowered = word.lower()
     if not lowered.isascii() or not lowered.isalpha():
         return None
     stem: str = _STEMMER.stemWord(lowered)
-    return stem if len(stem) >= 4 and stem != lowered else None
+    return stem if len(stem) >= 4 and stem != lowered and not _HEX_LETTERS.fullmatch(stem) else None
 
 
 # Endings that inflect or derive an English word; each form made with them is kept only where
@@ -466,14 +468,17 @@ def stem_forms(word: str) -> tuple[str, ...]:
     """Other words whose Porter stem is this word, when the word is its own stem of four letters or
     more (`bookmark`: `bookmarks`, `bookmarked`, `bookmarking` …); a stem that differs from the word
     is searched as a prefix instead (stem_prefix). Only these whole words, never every word that
-    starts with it: `cafe` must not find `cafebabe`."""
+    starts with it: `cafe` must not find `cafebabe`; and no hex run (`deadbeef`: not `deadbeefed`)."""
     lowered = word.lower()
     if len(lowered) < 4 or not lowered.isascii() or not lowered.isalpha():
         return ()
     if _STEMMER.stemWord(lowered) != lowered:
         return ()
     forms = sorted(_forms(lowered))
-    return tuple(form for form, stem in zip(forms, _STEMMER.stemWords(forms), strict=True) if stem == lowered)
+    stems = _STEMMER.stemWords(forms)
+    return tuple(
+        form for form, stem in zip(forms, stems, strict=True) if stem == lowered and not _HEX.fullmatch(form)
+    )
 
 
 def _load_stop_words() -> frozenset[str]:
