@@ -225,13 +225,15 @@ _ASCII_TERM = re.compile(r"[A-Za-z0-9]+")
 
 def iter_terms(text: str) -> Iterator[str]:
     """The terms of a text as a query's are split (repeats included), one by one: a caller that
-    stops early reads no further."""
+    stops early reads no further. A run's script is its first character's: the marks that follow a
+    letter stay with it, whatever their own code points, so a letter after them of the other kind
+    starts the next term (JM-SEARCH-230)."""
     if text.isascii():
         yield from (found.group() for found in _ASCII_TERM.finditer(text))
         return
     run: list[str] = []
     for char in _HARAKAT.sub("", nfc(text)) + " ":
-        if _token_char(char) and not (run and _no_space(run[-1]) != _no_space(char) and not _mark(char)):
+        if _token_char(char) and not (run and _no_space(run[0]) != _no_space(char) and not _mark(char)):
             run.append(char)
             continue
         if run:
@@ -305,14 +307,16 @@ def query_terms(query: str) -> list[Term]:
 def atoms(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """A line as query terms see it: per word, its lower-cased whole and its atoms (an identifier's
     parts, a run without spaces' characters, else the word itself), so contiguity never crosses a
-    word."""
+    word. A hex run and an identifier of more than 8 parts are one atom, as the index holds them
+    (JM-SEARCH-231): a term's parts never match inside them."""
     words: list[tuple[str, tuple[str, ...]]] = []
     for term in split_terms_keep(text):
         lowered = term.lower()
         if _no_space(term[0]):
             words.append((lowered, tuple(unit.lower() for unit in _units(term))))
         elif term.isascii():  # a word of one part is that part
-            words.append((lowered, tuple(part.lower() for part in _parts(term))))
+            parts = _INDEXED_PARTS[term.encode()]
+            words.append((lowered, tuple(part.lower() for part in parts) if parts else (lowered,)))
         else:
             words.append((lowered, (lowered,)))
     return words
@@ -323,7 +327,7 @@ def split_terms_keep(text: str) -> list[str]:
     words: list[str] = []
     run: list[str] = []
     for char in _HARAKAT.sub("", text) + " ":
-        if _token_char(char) and not (run and _no_space(run[-1]) != _no_space(char) and not _mark(char)):
+        if _token_char(char) and not (run and _no_space(run[0]) != _no_space(char) and not _mark(char)):
             run.append(char)
             continue
         if run:
@@ -418,16 +422,18 @@ def holds_sequence(text: str, wanted: list[str]) -> bool:
 
 
 _STEMMER = Stemmer.Stemmer("porter")
+_HEX_LETTERS = re.compile("[a-f]+")  # a stem of these letters may start a hex run (JM-SEARCH-231)
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def stem_prefix(word: str) -> str | None:
-    """The Porter stem of a word, when it is long enough to search as a prefix and differs from it."""
+    """The Porter stem of a word, when it is long enough to search as a prefix and differs from it,
+    and no hex run can start with it (`faded`'s `fade` would find `fadedbeef`)."""
     lowered = word.lower()
     if not lowered.isascii() or not lowered.isalpha():
         return None
     stem: str = _STEMMER.stemWord(lowered)
-    return stem if len(stem) >= 4 and stem != lowered else None
+    return stem if len(stem) >= 4 and stem != lowered and not _HEX_LETTERS.fullmatch(stem) else None
 
 
 # Endings that inflect or derive an English word; each form made with them is kept only where
@@ -437,10 +443,11 @@ _VOWELS = frozenset("aeiou")
 
 
 def _forms(word: str) -> set[str]:
-    """The word with each ending, spelled as English does: `es` after a hissing sound, a final `e`
-    dropped and a short final consonant doubled before an ending that starts with a vowel."""
+    """The word (of four letters or more: stem_forms sees to it) with each ending, spelled as English
+    does: `es` after a hissing sound, a final `e` dropped and a short final consonant doubled before
+    an ending that starts with a vowel."""
     forms = set()
-    short = len(word) >= 3 and word[-1] not in _VOWELS | {"w", "x", "y"} and word[-2] in _VOWELS
+    short = word[-1] not in _VOWELS | {"w", "x", "y"} and word[-2] in _VOWELS
     short = short and word[-3] not in _VOWELS
     for ending in _ENDINGS:
         if ending[0] not in _VOWELS:
@@ -461,14 +468,17 @@ def stem_forms(word: str) -> tuple[str, ...]:
     """Other words whose Porter stem is this word, when the word is its own stem of four letters or
     more (`bookmark`: `bookmarks`, `bookmarked`, `bookmarking` …); a stem that differs from the word
     is searched as a prefix instead (stem_prefix). Only these whole words, never every word that
-    starts with it: `cafe` must not find `cafebabe`."""
+    starts with it: `cafe` must not find `cafebabe`; and no hex run (`deadbeef`: not `deadbeefed`)."""
     lowered = word.lower()
     if len(lowered) < 4 or not lowered.isascii() or not lowered.isalpha():
         return ()
     if _STEMMER.stemWord(lowered) != lowered:
         return ()
     forms = sorted(_forms(lowered))
-    return tuple(form for form, stem in zip(forms, _STEMMER.stemWords(forms), strict=True) if stem == lowered)
+    stems = _STEMMER.stemWords(forms)
+    return tuple(
+        form for form, stem in zip(forms, stems, strict=True) if stem == lowered and not _HEX.fullmatch(form)
+    )
 
 
 def _load_stop_words() -> frozenset[str]:
