@@ -685,6 +685,12 @@ def _identifier_parts_unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_terms, "_INDEXED_PARTS", _memo.PureMemo(every_part))
 
 
+def _ascii_runs_inside_words_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every run of ASCII letters is indexed as an identifier's part, also one inside a word with
+    letters outside ASCII: vet and na of naïveté become words of their own."""
+    monkeypatch.setattr(_terms, "_BOUNDED", _memo.PureMemo(lambda shape: True))
+
+
 def _arguments_numbers_as_python_writes_them(monkeypatch: pytest.MonkeyPatch) -> None:
     """A tool call's arguments keep the notation of the JSON library: 1e-6 for JavaScript's 0.000001."""
     monkeypatch.setattr(_extract, "_js_float", lambda found: found.group(0))
@@ -2234,6 +2240,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-231"),
         _identifier_parts_unbounded,
+    ),
+    Broken(
+        "ascii-runs-inside-words-indexed",
+        "the ASCII letters inside a word with letters outside ASCII are words of their own",
+        ("search",),
+        _ids("JM-SEARCH-001", "JM-SEARCH-042"),
+        _ascii_runs_inside_words_indexed,
     ),
     Broken(
         "arguments-numbers-as-python-writes-them",
