@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from memory_kit import memory_in
 from pimem._index import Index
 from pimem._journals import DEFAULT_MAX_LINE_BYTES, Journal, read_header
-from pimem._memory import Config, Memory
+from pimem._memory import Memory
 from pimem._query import scope_of
 from pimem._tool import run_tool
 from pimem_conformance.journals import JournalWriter, entry_line, header_line, line_bytes, write_journal
@@ -95,14 +96,9 @@ def _project(tmp_path: Path) -> tuple[Memory, Path]:
         workspace.path_for(APP, "older"),
         [header_line("o1", APP), entry_line("o01", None, "zephyrine answer")],
     )
-    config = Config(
-        state_dir=str(workspace.state_dir),
-        agent_dir=str(workspace.agent_dir),
-        home="/home/u",
-        cwd=APP,
-        session_file=str(current),
+    return memory_in(workspace, APP, current, datetime(2026, 11, 29, 12, 0, tzinfo=UTC)), workspace.path_for(
+        APP, "older"
     )
-    return Memory(config, now=datetime(2026, 11, 29, 12, 0, tzinfo=UTC)), workspace.path_for(APP, "older")
 
 
 def _found(memory: Memory, query: str) -> list[str]:

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memory_kit import memory_in
 from pimem import _journals
 from pimem._maintenance import index_all
-from pimem._memory import RECHECK_AFTER, Config, Memory
+from pimem._memory import RECHECK_AFTER, Memory
 from pimem._tool import run_tool
 from pimem_conformance.journals import JournalWriter, entry_line, header_line, line_bytes
 
@@ -41,15 +42,7 @@ def _memory(workspace: JournalWriter) -> tuple[Memory, dict[str, list[Path]]]:
             _set_mtime(path, number)
             journals[cwd].append(path)
     current = journals[APP][-1]
-    config = Config(
-        state_dir=str(workspace.state_dir),
-        agent_dir=str(workspace.agent_dir),
-        home="/home/u",
-        cwd=APP,
-        session_file=str(current),
-        allow_global=True,
-    )
-    memory = Memory(config, now=START)
+    memory = memory_in(workspace, APP, current, START, allow_global=True)
     index_all(memory)  # as the backfill after session_start: every journal compared at START
     return memory, journals
 
