@@ -691,6 +691,32 @@ def _ascii_runs_inside_words_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_terms, "_BOUNDED", _memo.PureMemo(lambda shape: True))
 
 
+def _excerpt_from_the_text_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every excerpt shows its entry's first words, wherever the query's terms stand."""
+    monkeypatch.setattr(_query, "_first", lambda text, terms: 0)
+
+
+def _excerpt_without_ellipses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An excerpt never says that it leaves text out: its ellipses are dropped."""
+    _wrap(
+        monkeypatch,
+        _query,
+        "_excerpts",
+        lambda original: lambda texts, terms: [excerpt.strip("…") for excerpt in original(texts, terms)],
+    )
+
+
+def _excerpt_of_480_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Excerpts twice as long: 480 characters of a long text."""
+    monkeypatch.setattr(_query, "_EXCERPT_CHARS", 480)
+
+
+def _excerpt_cut_at_a_fixed_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An excerpt is cut at its 240th character wherever that falls: inside a word, or inside a
+    redaction marker."""
+    monkeypatch.setattr(_query, "_word_end", lambda flat: flat[: _query._EXCERPT_CHARS])
+
+
 def _arguments_numbers_as_python_writes_them(monkeypatch: pytest.MonkeyPatch) -> None:
     """A tool call's arguments keep the notation of the JSON library: 1e-6 for JavaScript's 0.000001."""
     monkeypatch.setattr(_extract, "_js_float", lambda found: found.group(0))
@@ -2247,6 +2273,34 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-001", "JM-SEARCH-042"),
         _ascii_runs_inside_words_indexed,
+    ),
+    Broken(
+        "excerpt-from-the-text-start",
+        "every excerpt shows its entry's first words, wherever the query's terms stand",
+        ("search",),
+        _ids("JM-SEARCH-360"),
+        _excerpt_from_the_text_start,
+    ),
+    Broken(
+        "excerpt-without-ellipses",
+        "an excerpt never says that it leaves text out",
+        ("search",),
+        _ids("JM-SEARCH-361"),
+        _excerpt_without_ellipses,
+    ),
+    Broken(
+        "excerpt-of-480-characters",
+        "excerpts of long texts hold 480 characters",
+        ("search",),
+        _ids("JM-SEARCH-362"),
+        _excerpt_of_480_characters,
+    ),
+    Broken(
+        "excerpt-cut-at-a-fixed-length",
+        "an excerpt is cut at its 240th character, inside a word or a redaction marker",
+        ("search",),
+        _ids("JM-SEARCH-363"),
+        _excerpt_cut_at_a_fixed_length,
     ),
     Broken(
         "arguments-numbers-as-python-writes-them",

@@ -24,6 +24,7 @@ __all__ = [
     "extract",
     "is_sensitive_path",
     "sensitive_call_ids",
+    "tool_call_id",
 ]
 
 Kind = Literal[
@@ -320,6 +321,13 @@ def _message_text(message: dict[str, Any], kind: Kind, withheld: bool) -> str | 
     return "\n".join(_blocks(message.get("content"), images=False))
 
 
+def tool_call_id(message: dict[str, Any]) -> str | None:
+    """A tool result's `toolCallId` when it is a string, the only shape that names a call: a
+    journal may hold any JSON there (JM-JOURNAL-009)."""
+    call_id = message.get("toolCallId")
+    return call_id if isinstance(call_id, str) else None
+
+
 def _entry_text(
     obj: dict[str, Any], withheld_calls: Container[str]
 ) -> tuple[Kind | None, str | None, str | None, str | None]:
@@ -331,8 +339,7 @@ def _entry_text(
         if not isinstance(message, dict) or role not in _ROLE_KINDS:
             return None, "", None, None
         entry_kind = _ROLE_KINDS[role]
-        call_id = message.get("toolCallId")
-        withheld = entry_kind == "tool_result" and call_id in withheld_calls
+        withheld = entry_kind == "tool_result" and tool_call_id(message) in withheld_calls
         tool = message.get("toolName") if entry_kind == "tool_result" else None
         text = _message_text(message, entry_kind, withheld)
         return entry_kind, text, role, tool if isinstance(tool, str) else None

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ._extract import WITHHELD, context_edit, extract, read_call_escapes, sensitive_call_ids
+from ._extract import WITHHELD, context_edit, extract, read_call_escapes, sensitive_call_ids, tool_call_id
 from ._journals import parse_line, read_chunk, read_line_at
 from ._redact import Policy, redact_many, redaction_policy
 from ._store import Line
@@ -148,7 +148,7 @@ def prepare(task: Task) -> Prepared:
         parent = parent if isinstance(parent, str) else None
         line = Line(ms // DAY_MS, entry_id, parent, offset, len(raw), ms, shown)
         if entry is not None:
-            call = obj["message"].get("toolCallId") if entry.kind == "tool_result" else None
+            call = tool_call_id(obj["message"]) if entry.kind == "tool_result" else None
             line = line._replace(kind=entry.kind, call_id=call)
             texts.append(entry.text)
             if entry.search_text is not None:
