@@ -565,6 +565,7 @@ def _trace_cases() -> Coverage:
     seconds: dict[str, float] = {}
     try:
         for case in _cases():
+            _forget_memos()
             tracer.switch_context(case.id)
             started = time.perf_counter()
             outcome = run_case(adapter, case, schemas).outcome
@@ -588,7 +589,23 @@ def _trace_cases() -> Coverage:
     return Coverage(_git("rev-parse", "HEAD:reference"), lines, seconds)
 
 
-_TRACE_FORM = b"by statement"  # how a trace keys its lines: a change here traces anew
+def _forget_memos() -> None:
+    """Empty the reference's module-level memos, so that each case's trace holds the lines of every
+    memoized function it calls: a value kept from an earlier case would run no line, and a mutant
+    of that function would never meet this case."""
+    from pimem._memo import PureMemo
+
+    for name, module in list(sys.modules.items()):
+        if name != "pimem" and not name.startswith("pimem."):
+            continue
+        for value in vars(module).values():
+            if isinstance(value, PureMemo):
+                value.clear()
+            elif callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
+
+
+_TRACE_FORM = b"by statement, memos emptied before each case"  # a change here traces anew
 
 
 def _coverage_file(tree: str) -> Path:
