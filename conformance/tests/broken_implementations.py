@@ -691,6 +691,12 @@ def _ascii_runs_inside_words_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_terms, "_BOUNDED", _memo.PureMemo(lambda shape: True))
 
 
+def _no_inflected_forms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A term matches only itself: neither its inflected forms nor the words of its stem."""
+    monkeypatch.setattr(_query, "stem_forms", lambda word: ())
+    monkeypatch.setattr(_query, "stem_prefix", lambda word: None)
+
+
 def _excerpt_from_the_text_start(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every excerpt shows its entry's first words, wherever the query's terms stand."""
     monkeypatch.setattr(_query, "_first", lambda text, terms: 0)
@@ -2273,6 +2279,13 @@ BROKEN: tuple[Broken, ...] = (
         ("search",),
         _ids("JM-SEARCH-001", "JM-SEARCH-042"),
         _ascii_runs_inside_words_indexed,
+    ),
+    Broken(
+        "no-inflected-forms",
+        "a term matches only itself: ship never finds shipped, nor patch patches",
+        ("search",),
+        _ids("JM-SEARCH-240"),
+        _no_inflected_forms,
     ),
     Broken(
         "excerpt-from-the-text-start",
