@@ -9,7 +9,7 @@ input: `strategies` (Hypothesis), `MemoryMachine` (a stateful test), `journals` 
 builders), `secrets_corpus`. The pytest plugin is `pimem_conformance.pytest_plugin`.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from pimem_conformance import journals, strategies
 from pimem_conformance._adapter import PROTOCOL_VERSION, Adapter, Implementation

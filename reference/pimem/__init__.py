@@ -1,4 +1,4 @@
 """pimem: the reference journal-index memory for the Pi coding agent."""
 
-__version__ = "0.2.0"
-SPEC_VERSION = "0.2.0"  # the spec release this implementation follows
+__version__ = "0.3.0"
+SPEC_VERSION = "0.3.0"  # the spec release this implementation follows
